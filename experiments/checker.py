@@ -1,0 +1,79 @@
+"""Checkers that verify answers from first principles, never against a stored answer.
+
+Many tours and placements are right, so btlab never compares a solution with
+one remembered answer: it checks the rules. The runner calls these on every
+solved row before it is written, and the tests call them on every answer.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+
+class InvalidSolution(ValueError):
+    """A tour or a placement breaks a rule; the message says which and where."""
+
+
+def check_tour(rows: int, cols: int, start: tuple[int, int], tour: Sequence[int],
+               closed: bool = False) -> None:
+    """Verify a knight's tour.
+
+    Args:
+        rows, cols: board size.
+        start: the start square (row, col) the tour must begin on.
+        tour: square indices ``row * cols + col`` in visiting order.
+        closed: also require the last square to be a knight's move from the first.
+
+    Raises:
+        InvalidSolution: wrong length, a square off the board or visited twice,
+            a step that is not a knight's move, the wrong start, or (closed) an
+            end that does not reach the start.
+    """
+    size = rows * cols
+    if len(tour) != size:
+        raise InvalidSolution(f"tour has {len(tour)} squares, a {rows} x {cols} board has {size}")
+    seen = bytearray(size)
+    for i, sq in enumerate(tour):
+        if not 0 <= sq < size:
+            raise InvalidSolution(f"step {i}: square {sq} is off the {rows} x {cols} board")
+        if seen[sq]:
+            raise InvalidSolution(f"step {i}: square {sq} ({sq // cols}, {sq % cols}) visited twice")
+        seen[sq] = 1
+    first_sq = start[0] * cols + start[1]
+    if tour[0] != first_sq:
+        raise InvalidSolution(f"tour starts on square {tour[0]}, not on the start {tuple(start)}")
+    steps = list(zip(tour, tour[1:]))
+    if closed and size > 1:
+        steps.append((tour[-1], tour[0]))
+    for i, (a, b) in enumerate(steps):
+        dr, dc = abs(a // cols - b // cols), abs(a % cols - b % cols)
+        if {dr, dc} != {1, 2}:
+            raise InvalidSolution(
+                f"step {i + 1}: ({a // cols}, {a % cols}) -> ({b // cols}, {b % cols}) "
+                "is not a knight's move")
+
+
+def check_queens(n: int, cols: Sequence[int]) -> None:
+    """Verify an N-Queens placement in O(n) time.
+
+    Args:
+        n: board size.
+        cols: the queen's column in each row, ``cols[row]``.
+
+    Raises:
+        InvalidSolution: wrong length, a column off the board, or two queens
+            sharing a column or a diagonal.
+    """
+    if len(cols) != n:
+        raise InvalidSolution(f"placement has {len(cols)} queens, an {n} x {n} board needs {n}")
+    used_col = bytearray(n)
+    used_diag = bytearray(2 * n)   # row + col
+    used_anti = bytearray(2 * n)   # row - col + n
+    for row, col in enumerate(cols):
+        if not 0 <= col < n:
+            raise InvalidSolution(f"row {row}: column {col} is off the {n} x {n} board")
+        if used_col[col]:
+            raise InvalidSolution(f"row {row}: column {col} already holds a queen")
+        if used_diag[row + col] or used_anti[row - col + n]:
+            raise InvalidSolution(f"row {row}: the queen on column {col} shares a diagonal")
+        used_col[col] = used_diag[row + col] = used_anti[row - col + n] = 1

@@ -1,0 +1,150 @@
+"""The one solver contract shared by every problem and strategy.
+
+Every solver in :mod:`experiments` takes plain typed arguments and returns a
+:class:`SearchResult`: a frozen dataclass whose counters follow the btlab
+metrics contract (``../shared/DESIGN.md``, "Metrics contract"):
+
+* ``nodes``: placements made (a knight entering a square, the start square
+  being placement 1; a queen left on a square after its safety test).
+* ``backtracks``: placements undone whose subtree held no reported solution,
+  so ``nodes - backtracks`` is the number of placements on paths to reported
+  solutions. Placements still on the board when a budget stops the search are
+  not undone and so are not backtracks.
+* ``dead_ends``: placements with no legal continuation that are not solutions.
+* ``checks``: candidate squares tested.
+* ``solutions``: solutions reported (1 in ``first`` mode when found).
+* ``max_depth``: deepest placement count reached.
+
+Counters are returned in the result, never stored on a problem object.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from dataclasses import dataclass, field
+from typing import Mapping
+
+
+class Status(str, enum.Enum):
+    """How a search ended.
+
+    ``SOLVED``: a solution was found (``first`` mode) -- in ``count`` mode a
+    complete enumeration is ``EXHAUSTED`` whatever the count.
+    ``EXHAUSTED``: the whole space was searched (all counted, or none exists).
+    ``NODE_LIMIT`` / ``TIME_LIMIT``: a budget stopped the search; the counters
+    are those reached so far and are lower bounds of the full search.
+    ``ERROR``: the trial raised (set by the runner, never by a solver).
+    """
+
+    SOLVED = "solved"
+    EXHAUSTED = "exhausted"
+    NODE_LIMIT = "node_limit"
+    TIME_LIMIT = "time_limit"
+    ERROR = "error"
+
+    def __str__(self) -> str:  # so f-strings print "solved", not "Status.SOLVED"
+        return self.value
+
+
+class Mode(str, enum.Enum):
+    """``FIRST`` stops at the first solution; ``COUNT`` enumerates them all."""
+
+    FIRST = "first"
+    COUNT = "count"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What a solver returns: the metrics-contract counters and the solution.
+
+    Attributes:
+        status: how the search ended (:class:`Status`).
+        nodes: placements made.
+        backtracks: placements undone whose subtree held no reported solution.
+        dead_ends: placements with no legal continuation that are not solutions.
+        checks: candidate squares tested.
+        solutions: solutions reported.
+        max_depth: deepest placement count reached.
+        solution: the first solution found, or ``None`` when there is none.
+            Knight's tour: square indices ``row * cols + col`` in visiting
+            order. N-Queens: the queen's column for each row.
+        extra: strategy-specific counters (for example ``amb_restarts``),
+            written as extra nullable columns by the runner.
+    """
+
+    status: Status
+    nodes: int
+    backtracks: int
+    dead_ends: int
+    checks: int
+    solutions: int
+    max_depth: int
+    solution: tuple[int, ...] | None = None
+    extra: Mapping[str, int] = field(default_factory=dict)
+
+    def counters(self) -> dict[str, int | str]:
+        """The deterministic part of the result as a plain dict (status + counters)."""
+        return {
+            "status": self.status.value,
+            "nodes": self.nodes,
+            "backtracks": self.backtracks,
+            "dead_ends": self.dead_ends,
+            "checks": self.checks,
+            "solutions": self.solutions,
+            "max_depth": self.max_depth,
+        }
+
+
+class Budget:
+    """Node and time limits for one search, checked cooperatively.
+
+    Args:
+        max_nodes: the most placements the search may make, or ``None`` for no
+            limit. A search that needs placement ``max_nodes + 1`` stops with
+            :attr:`Status.NODE_LIMIT`; one that finishes in exactly
+            ``max_nodes`` placements ends normally.
+        max_seconds: wall-clock seconds the search may run, or ``None``. The
+            clock is read every :attr:`CLOCK_EVERY` placements, so a search
+            stops within a few milliseconds of the limit.
+
+    Raises:
+        ValueError: a limit that is not positive.
+    """
+
+    #: placements between two reads of the clock (a power of two).
+    CLOCK_EVERY = 1024
+
+    __slots__ = ("max_nodes", "max_seconds", "deadline_ns", "node_cap")
+
+    def __init__(self, max_nodes: int | None = None, max_seconds: float | None = None):
+        if max_nodes is not None and max_nodes <= 0:
+            raise ValueError(f"max_nodes must be positive, got {max_nodes}")
+        if max_seconds is not None and max_seconds <= 0:
+            raise ValueError(f"max_seconds must be positive, got {max_seconds}")
+        self.max_nodes = max_nodes
+        self.max_seconds = max_seconds
+        # Search loops compare the node count to node_cap: a huge number stands
+        # in for "no limit" so that the hot loop has a single integer compare.
+        self.node_cap = max_nodes if max_nodes is not None else 1 << 62
+        self.deadline_ns = None
+
+    def start(self) -> None:
+        """Start the clock; call once, right before the search."""
+        if self.max_seconds is not None:
+            self.deadline_ns = time.perf_counter_ns() + int(self.max_seconds * 1e9)
+
+    def out_of_time(self) -> bool:
+        """True once the time limit has passed (always False without one)."""
+        return self.deadline_ns is not None and time.perf_counter_ns() >= self.deadline_ns
+
+
+class StopSearch(Exception):
+    """Raised inside a search to unwind it at once; carries the final status."""
+
+    def __init__(self, status: Status):
+        super().__init__(status.value)
+        self.status = status
