@@ -1,0 +1,7 @@
+"""btlab's runner: config -> trials -> backend (Ray or serial) -> Parquet -> tables.
+
+Modules: :mod:`runner.config` (YAML, validation, :func:`~runner.config.expand`),
+:mod:`runner.backends` (Ray and serial), :mod:`runner.execute` (one trial),
+:mod:`runner.store` (crash-safe Parquet), :mod:`runner.summary` (headline
+tables), :mod:`runner.cli` (the ``btlab`` command), :mod:`runner.errors`.
+"""

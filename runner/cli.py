@@ -1,0 +1,188 @@
+"""The ``btlab`` command line.
+
+``btlab run CONFIG``       run a sweep (Ray by default), resume what is missing
+``btlab show RESULTS_DIR`` print the headline tables again from Parquet
+``btlab validate CONFIG``  check a config, print the trial count and samples
+
+Exit status: 0 all trials ran, 1 some trials failed (status ``error``),
+2 bad input (nothing was run or written), 130 interrupted (rows already
+finished are on disk; run again to resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                           TimeElapsedColumn, TimeRemainingColumn)
+
+from .errors import BtlabError
+
+
+def _console() -> Console:
+    width = shutil.get_terminal_size((160, 40)).columns
+    return Console(width=max(width, 100) if not sys.stdout.isatty() else None,
+                   highlight=False)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="btlab", description="Batch experiments on backtracking search (knight's tour, "
+        "N-Queens): YAML sweeps -> Ray -> Parquet.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run a sweep; rerunning resumes what is missing")
+    run.add_argument("config", help="the sweep's YAML file, e.g. configs/warnsdorff_64_starts.yaml")
+    run.add_argument("--out", help="results folder (default: results/<name>)")
+    run.add_argument("--backend", choices=["ray", "serial"], default="ray",
+                     help="ray (default: embedded local Ray, or a cluster with --address) "
+                     "or serial (in this process, for debugging)")
+    run.add_argument("--address", help="join this Ray cluster (HOST:PORT or auto; "
+                     "default: $RAY_ADDRESS, else an embedded local Ray)")
+    run.add_argument("--workers", type=int, help="worker processes of the local Ray "
+                     "(default: one per core)")
+    run.add_argument("--batch-size", type=int, help="trials per Ray task (default: automatic)")
+    run.add_argument("--fresh", action="store_true",
+                     help="delete this sweep's earlier results and start over")
+    run.add_argument("--yes", action="store_true",
+                     help="run a sweep larger than the trial cap (1,000,000)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    show = sub.add_parser("show", help="print the headline tables of a results folder")
+    show.add_argument("results", help="a results folder, e.g. results/warnsdorff-64-starts")
+
+    val = sub.add_parser("validate", help="check a config without running it")
+    val.add_argument("config")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``btlab`` console script; returns the exit status."""
+    args = _parser().parse_args(argv)
+    console = _console()
+    try:
+        if args.command == "run":
+            return cmd_run(args, console)
+        if args.command == "show":
+            return cmd_show(args, console)
+        if args.command == "validate":
+            return cmd_validate(args, console)
+    except BtlabError as exc:
+        Console(stderr=True, highlight=False).print(f"[bold red]btlab:[/bold red] {exc}",
+                                                    markup=True, soft_wrap=True)
+        return exc.exit_code
+    return 2
+
+
+def cmd_validate(args, console: Console) -> int:
+    from .config import count_trials, iter_trials, load_config
+
+    config = load_config(args.config)
+    total = 0
+    samples = []
+    for trial in iter_trials(config):
+        total += 1
+        if len(samples) < 5:
+            samples.append(trial)
+    console.print(f"{args.config}: OK -- problem {config.problem.name}, {total:,} trials "
+                  f"(matrix size {count_trials(config):,})")
+    for t in samples:
+        console.print(f"  {t.trial_id}  " + "  ".join(f"{k}={v}" for k, v in t.columns.items())
+                      + f"  repeat={t.repeat}")
+    return 0
+
+
+def cmd_run(args, console: Console) -> int:
+    from .backends import make_backend
+    from .config import DEFAULT_TRIAL_CAP, count_trials, expand, load_config
+    from .errors import ConfigError
+    from .store import ResultStore, load_rows, remove_stale_temporaries
+    from .summary import print_headline
+
+    config = load_config(args.config)
+    planned = count_trials(config)
+    if planned > DEFAULT_TRIAL_CAP and not args.yes:
+        raise ConfigError(args.config, None, None, ("matrix",),
+                          f"at most {DEFAULT_TRIAL_CAP:,} trials", f"{planned:,} trials",
+                          "shrink the sweep, or pass --yes to run it anyway")
+    trials = expand(config)
+    if args.workers is not None and args.workers < 1:
+        raise ConfigError("--workers", None, None, ("workers",), "a positive number",
+                          str(args.workers), "pass --workers 1 or more")
+    folder = Path(args.out) if args.out else Path("results") / config.name
+    store = ResultStore(folder, config)
+    remove_stale_temporaries(folder)
+    if args.fresh:
+        gone = store.clear()
+        if gone:
+            console.print(f"--fresh: deleted {gone} earlier part file(s) in {folder}")
+    done = store.existing_ids()
+    todo = [t for t in trials if t.trial_id not in done]
+    wanted = {t.trial_id for t in trials}
+    console.print(f"btlab {config.name}: {len(trials):,} trials, {len(trials) - len(todo):,} "
+                  f"already in {folder}, {len(todo):,} to run "
+                  f"({args.backend} backend, run {store.run_id})")
+    failed = 0
+    interrupted = False
+    if todo:
+        t0 = time.monotonic()
+        backend = make_backend(args.backend, address=args.address, workers=args.workers,
+                               batch_size=args.batch_size)
+        console.print(f"started {args.backend} with {backend.workers} worker(s) in "
+                      f"{time.monotonic() - t0:.1f} s")
+        progress = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
+                            MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
+                            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                            console=console, disable=args.quiet)
+        t1 = time.monotonic()
+        try:
+            with progress:
+                task = progress.add_task("trials", total=len(todo), rate="")
+                for i, row in enumerate(backend.run(todo), 1):
+                    store.add(row)
+                    failed += row["status"] == "error"
+                    rate = i / max(time.monotonic() - t1, 1e-9)
+                    progress.update(task, advance=1, rate=f"{rate:,.1f} trials/s")
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            store.close()
+            backend.close()
+        elapsed = time.monotonic() - t1
+        console.print(f"{store.rows_written:,} rows written to {folder} in {elapsed:.1f} s")
+    df = load_rows(folder)
+    current = df[df["trial_id"].isin(wanted)]
+    print_headline(current, console)
+    stale = len(df) - len(current)
+    if stale:
+        console.print(f"{stale:,} row(s) in {folder} are from trials no longer in the config "
+                      "(kept on disk; `btlab show` includes them)")
+    if interrupted:
+        console.print("interrupted: finished rows are on disk; run the same command to resume")
+        return 130
+    if failed:
+        console.print(f"[red]{failed} trial(s) ended with status error[/red]")
+        return 1
+    return 0
+
+
+def cmd_show(args, console: Console) -> int:
+    from .store import config_of, load_rows
+    from .summary import print_headline
+
+    folder = Path(args.results)
+    df = load_rows(folder)
+    cfg = config_of(folder)
+    console.print(f"{folder}: {len(df):,} trials of {cfg.get('name', '?')} "
+                  f"({df['run_id'].nunique()} run(s))")
+    print_headline(df, console)
+    return 1 if (df["status"] == "error").any() else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

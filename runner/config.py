@@ -1,0 +1,467 @@
+"""Sweep configs: YAML -> validated :class:`SweepConfig` -> trials (:func:`expand`).
+
+A config names a problem, the parameters every trial shares (``fixed``), the
+parameters to sweep (``matrix``: the product of every list, GitHub-Actions
+style, with ``exclude`` and ``include``), budgets, repeats and a seed::
+
+    name: warnsdorff-64-starts
+    problem: knights_tour
+    fixed: {board: [8, 8], strategy: recursive, mode: first}
+    matrix:
+      heuristic: [none, warnsdorff]
+      start: all
+    budget: {nodes: 1_000_000, seconds: 60}
+    repeats: 1
+    seed: 2026
+
+Everything is checked before anything runs. A bad config raises
+:class:`~runner.errors.ConfigError` naming the file, line and column, the key
+path, what was expected, what was found and how to fix it. YAML is read with
+``yaml.safe_load`` semantics only (``yaml.SafeLoader``): tags that build
+Python objects are refused.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Iterator, Mapping, Optional
+
+import yaml
+from pydantic import (BaseModel, ConfigDict, Field, StrictInt, TypeAdapter,
+                      ValidationError)
+
+from .errors import ConfigError
+from .problems import PROBLEMS, ParamError, Problem
+
+#: A sweep larger than this needs ``--yes``.
+DEFAULT_TRIAL_CAP = 1_000_000
+
+Position = tuple[int, int]
+KeyPath = tuple  # tuple[str | int, ...]
+
+PositiveNumber = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+
+
+class BudgetModel(BaseModel):
+    """``budget``: ``nodes`` (placements, > 0) and ``seconds`` (wall time, > 0), each optional."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    nodes: Optional[Annotated[StrictInt, Field(gt=0)]] = None
+    seconds: Optional[PositiveNumber] = None
+
+
+class SweepModel(BaseModel):
+    """The top level of a config file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)]
+    problem: str
+    description: str = ""
+    fixed: dict[str, Any] = {}
+    matrix: dict[str, Any] = {}
+    exclude: list[dict[str, Any]] = []
+    include: list[dict[str, Any]] = []
+    budget: BudgetModel = BudgetModel()
+    repeats: Annotated[StrictInt, Field(ge=1)] = 1
+    seed: StrictInt = 0
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One search to run: a problem, its canonical parameters, budget, seed, repeat.
+
+    Attributes:
+        problem: the problem name (``knights_tour``, ``n_queens``).
+        columns: the canonical parameters, one Parquet column each.
+        budget_nodes, budget_seconds: the budgets (None: no limit).
+        seed: the config's seed.
+        repeat: 0-based repeat index (timing repeats; counters must not change).
+        trial_id: stable hash of all of the above (16 hex digits).
+        solver_seed: seed handed to the solver: a hash of the config seed and
+            the parameters, the same on every repeat and every machine.
+    """
+
+    problem: str
+    columns: Mapping[str, Any]
+    budget_nodes: int | None
+    budget_seconds: float | None
+    seed: int
+    repeat: int
+    trial_id: str = field(default="", compare=False)
+    solver_seed: int = field(default=0, compare=False)
+
+    def __post_init__(self) -> None:
+        key = {"problem": self.problem, "params": dict(self.columns),
+               "budget_nodes": self.budget_nodes, "budget_seconds": self.budget_seconds,
+               "seed": self.seed}
+        params_digest = _digest(key)
+        object.__setattr__(self, "solver_seed", int(params_digest[:16], 16))
+        object.__setattr__(self, "trial_id", _digest({**key, "repeat": self.repeat})[:16])
+
+
+def _digest(obj: Any) -> str:
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=list)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """A validated config.
+
+    Attributes:
+        model: the validated top-level values.
+        problem: the problem spec.
+        source: the file it came from (for messages).
+        positions: key path -> (line, column), 1-based, of every key and value.
+        text: the YAML text as read.
+    """
+
+    model: SweepModel
+    problem: Problem
+    source: str
+    positions: Mapping[KeyPath, Position]
+    text: str
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    def error(self, path: KeyPath, expected: str, found: str, fix: str = "") -> ConfigError:
+        """A :class:`ConfigError` at ``path`` (or the nearest enclosing key that has a position)."""
+        probe = tuple(path)
+        while probe and probe not in self.positions:
+            probe = probe[:-1]
+        line, col = self.positions.get(probe, (None, None))
+        return ConfigError(self.source, line, col, tuple(path), expected, found, fix)
+
+    def expanded(self) -> dict[str, Any]:
+        """The config as plain data (what goes into the Parquet metadata)."""
+        return self.model.model_dump(mode="json")
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _did_you_mean(word: Any, choices: list[str]) -> str:
+    close = difflib.get_close_matches(str(word), choices, n=1, cutoff=0.6)
+    return f"did you mean {close[0]!r}?" if close else ""
+
+
+def _positions(node: yaml.Node, path: KeyPath, out: dict, source: str) -> None:
+    """Record the position of every key and value below ``node``; refuse duplicate keys."""
+    out.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
+    if isinstance(node, yaml.MappingNode):
+        seen: set = set()
+        for key_node, value_node in node.value:
+            key = key_node.value
+            if key in seen:
+                raise ConfigError(source, key_node.start_mark.line + 1,
+                                  key_node.start_mark.column + 1, path + (key,),
+                                  "each key once per mapping", f"{key!r} given twice",
+                                  "delete one of the two")
+            seen.add(key)
+            out[path + (key,)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            _positions(value_node, path + (key,), out, source)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _positions(item, path + (i,), out, source)
+
+
+def _parse_yaml(text: str, source: str) -> tuple[Any, dict]:
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            raise ConfigError(source, 1, 1, (), "a mapping with name, problem, fixed, matrix, ...",
+                              "an empty file", "see configs/ for examples")
+        positions: dict = {}
+        _positions(node, (), positions, source)
+        data = loader.construct_document(node)
+    except yaml.constructor.ConstructorError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        tag = getattr(exc, "problem", "") or str(exc)
+        raise ConfigError(
+            source, mark.line + 1 if mark else None, mark.column + 1 if mark else None, (),
+            "plain YAML data: mappings, lists, strings, numbers, booleans",
+            tag.strip(),
+            "remove the tag: btlab reads configs with yaml.safe_load and never builds "
+            "Python objects") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(
+            source, mark.line + 1 if mark else None, mark.column + 1 if mark else None, (),
+            "well-formed YAML", f"a YAML syntax error: {problem}",
+            "fix the syntax near that position (indentation, a missing ':' or quote)") from None
+    finally:
+        loader.dispose()
+    return data, positions
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a boolean)"
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, (dict, list)):
+        text = json.dumps(value, default=str)
+        return (text[:60] + "...") if len(text) > 60 else text
+    return f"{value!r} ({type(value).__name__})"
+
+
+def _from_pydantic(cfg_error, err: dict, prefix: KeyPath, allowed_keys: list[str]) -> ConfigError:
+    """Turn the first pydantic error into a ConfigError with a fix."""
+    loc = prefix + tuple(err["loc"])
+    kind = err["type"]
+    found = _describe(err.get("input"))
+    fix = ""
+    if kind == "extra_forbidden":
+        key = loc[-1]
+        expected = "one of the keys " + ", ".join(allowed_keys)
+        found = f"unknown key {key!r}"
+        fix = _did_you_mean(key, allowed_keys) or "remove it"
+    elif kind == "literal_error":
+        expected = f"one of {err['ctx']['expected']}"
+        choices = [c.strip().strip("'") for c in err["ctx"]["expected"].replace(" or ", ", ").split(",")]
+        fix = _did_you_mean(err.get("input"), choices) or "use one of the values listed"
+    elif kind == "missing":
+        expected = f"the key {loc[-1]!r}"
+        found = "no such key"
+        fix = f"add {loc[-1]}: ..."
+    else:
+        expected = err["msg"].replace("Input should be", "a value that is").replace(
+            "Value error, ", "")
+        fix = "change the value as expected"
+    return cfg_error(loc, expected, found, fix)
+
+
+def load_config(path: str | Path) -> SweepConfig:
+    """Read and validate a config file.
+
+    Raises:
+        ConfigError: unreadable file, malformed YAML or any invalid value.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(str(path), None, None, (), "a readable YAML file",
+                          exc.strerror or str(exc), "check the path") from None
+    except UnicodeDecodeError:
+        raise ConfigError(str(path), None, None, (), "a UTF-8 text file", "binary data",
+                          "give the path of a YAML config") from None
+    return parse_config(text, str(path))
+
+
+def parse_config(text: str, source: str = "<string>") -> SweepConfig:
+    """Validate config text; ``source`` names it in messages. See :func:`load_config`."""
+    data, positions = _parse_yaml(text, source)
+
+    def err(path, expected, found, fix=""):
+        probe = tuple(path)
+        while probe and probe not in positions:
+            probe = probe[:-1]
+        line, col = positions.get(probe, (None, None))
+        return ConfigError(source, line, col, tuple(path), expected, found, fix)
+
+    if not isinstance(data, dict):
+        raise err((), "a mapping with name, problem, fixed, matrix, ...", _describe(data),
+                  "see configs/ for examples")
+    try:
+        model = SweepModel.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        sub = first["loc"][:1]
+        allowed = list(BudgetModel.model_fields) if sub == ("budget",) else list(SweepModel.model_fields)
+        raise _from_pydantic(err, first, (), allowed) from None
+    if model.problem not in PROBLEMS:
+        raise err(("problem",), f"one of {', '.join(PROBLEMS)}", repr(model.problem),
+                  _did_you_mean(model.problem, list(PROBLEMS)) or "pick a listed problem")
+    problem = PROBLEMS[model.problem]
+    config = SweepConfig(model, problem, source, positions, text)
+    _check_params(config)
+    return config
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def _adapters(problem: Problem) -> dict[str, TypeAdapter]:
+    fields = problem.params.model_fields
+    out = {}
+    for name, info in fields.items():
+        ann = Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
+        out[name] = TypeAdapter(ann)
+    return out
+
+
+def _check_value(config: SweepConfig, adapters, key: str, value: Any, key_path: KeyPath,
+                 path: KeyPath) -> None:
+    """Check one parameter value; ``key_path`` locates the key, ``path`` the value."""
+    names = list(adapters)
+    if key not in adapters:
+        raise config.error(key_path, f"a parameter of {config.problem.name}: {', '.join(names)}",
+                           f"unknown parameter {key!r}",
+                           _did_you_mean(key, names) or "remove it")
+    try:
+        adapters[key].validate_python(value)
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        raise _from_pydantic(config.error, {**e, "loc": ()}, path, names) from None
+
+
+def _check_params(config: SweepConfig) -> None:
+    m = config.model
+    adapters = _adapters(config.problem)
+    expandable = config.problem.expand_all
+    for key, value in m.fixed.items():
+        _check_value(config, adapters, key, value, ("fixed", key), ("fixed", key))
+    for key, values in m.matrix.items():
+        if key in m.fixed:
+            raise config.error(("matrix", key), "each parameter either fixed or swept",
+                               f"{key!r} both in fixed and in matrix",
+                               f"delete fixed.{key} or matrix.{key}")
+        if values == "all" and key in expandable:
+            continue
+        if not isinstance(values, list):
+            hint = f" (or all)" if key in expandable else ""
+            raise config.error(("matrix", key), f"a list of values{hint}", _describe(values),
+                               f"write {key}: [{json.dumps(values, default=str)}]"
+                               if key in adapters else
+                               (_did_you_mean(key, list(adapters)) or "remove it"))
+        if not values:
+            raise config.error(("matrix", key), "a non-empty list of values", "an empty list",
+                               f"give at least one value, or delete matrix.{key}")
+        for i, value in enumerate(values):
+            _check_value(config, adapters, key, value, ("matrix", key), ("matrix", key, i))
+    for section in ("exclude", "include"):
+        for i, entry in enumerate(getattr(m, section)):
+            if not entry:
+                raise config.error((section, i), "a mapping of parameter: value", "an empty entry",
+                                   "delete it")
+            for key, value in entry.items():
+                _check_value(config, adapters, key, value, (section, i, key), (section, i, key))
+    for name, info in config.problem.params.model_fields.items():
+        if info.is_required() and name not in m.fixed and name not in m.matrix and not (
+                m.include and all(name in e for e in m.include)):
+            raise config.error(("fixed",), f"the parameter {name!r} in fixed or matrix",
+                               "no such key", f"add {name}: ... under fixed")
+
+
+# --------------------------------------------------------------------------- expansion
+
+
+def _combinations(config: SweepConfig) -> Iterator[tuple[dict, dict]]:
+    """Yield (parameters, sources) for every trial before ``all`` is expanded.
+
+    GitHub Actions semantics: the product of the matrix lists; ``exclude``
+    drops every combination that matches all of an entry's keys; an
+    ``include`` entry extends each combination whose matrix values it does not
+    contradict, and is added as a combination of its own when it extends none.
+    """
+    m = config.model
+    keys = list(m.matrix)
+    lists = [m.matrix[k] if isinstance(m.matrix[k], list) else [m.matrix[k]] for k in keys]
+    fixed_src = {k: ("fixed", k) for k in m.fixed}
+    combos: list[tuple[dict, dict]] = []
+    for idx in itertools.product(*(range(len(v)) for v in lists)):
+        params = dict(m.fixed)
+        src = dict(fixed_src)
+        for k, v, i in zip(keys, lists, idx):
+            params[k] = v[i]
+            src[k] = ("matrix", k, i) if isinstance(m.matrix[k], list) else ("matrix", k)
+        combos.append((params, src))
+    for j, entry in enumerate(m.include):
+        matched = False
+        for params, src in combos:
+            if all(params.get(k) == v for k, v in entry.items() if k in m.matrix):
+                matched = True
+                for k, v in entry.items():
+                    if k not in m.matrix:
+                        params[k] = v
+                        src[k] = ("include", j, k)
+        if not matched:
+            params = {**m.fixed, **entry}
+            src = {**fixed_src, **{k: ("include", j, k) for k in entry}}
+            combos.append((params, src))
+    yield from combos
+
+
+def _excluded(config: SweepConfig, params: Mapping[str, Any]) -> bool:
+    for entry in config.model.exclude:
+        if all(_same(params.get(k), v) for k, v in entry.items()):
+            return True
+    return False
+
+
+def _same(a: Any, b: Any) -> bool:
+    norm = lambda x: json.dumps(x, default=list)  # noqa: E731 - lists and tuples compare equal
+    return norm(a) == norm(b)
+
+
+def iter_trials(config: SweepConfig) -> Iterator[Trial]:
+    """Yield the trials of a config in sweep order, checking each distinct one.
+
+    Raises:
+        ConfigError: a combination that cannot be run (a start off the board,
+            a board too large for the strategy), naming the key it came from.
+    """
+    m = config.model
+    problem = config.problem
+    budget = m.budget
+    seen: set = set()
+    for params, src in _combinations(config):
+        key, variants = None, [None]
+        for name, values_of in problem.expand_all.items():
+            if params.get(name) == "all":
+                key, variants = name, values_of(params)
+                break
+        for value in variants:
+            p = params if key is None else {**params, key: value}
+            if _excluded(config, p):
+                continue
+            columns = problem.to_columns(problem.params.model_validate(p).model_dump())
+            frozen = json.dumps(columns, sort_keys=True)
+            if frozen in seen:
+                continue
+            seen.add(frozen)
+            try:
+                problem.check(columns)
+            except ParamError as exc:
+                raise config.error(src.get(exc.param, ("fixed",)), exc.expected, exc.found,
+                                   exc.fix) from None
+            for r in range(m.repeats):
+                yield Trial(problem.name, columns, budget.nodes, budget.seconds, m.seed, r)
+
+
+def expand(config: SweepConfig) -> list[Trial]:
+    """All trials of a config, in sweep order (a pure function of the config).
+
+    Returns:
+        One :class:`Trial` per parameter combination and repeat; duplicates
+        (the same canonical parameters reached twice) appear once.
+
+    Raises:
+        ConfigError: see :func:`iter_trials`.
+    """
+    return list(iter_trials(config))
+
+
+def count_trials(config: SweepConfig) -> int:
+    """Number of trials :func:`expand` would give, without building them (an upper bound
+    when ``exclude`` or duplicates remove some)."""
+    total = 0
+    for params, _ in _combinations(config):
+        n = 1
+        for key, values_of in config.problem.expand_all.items():
+            if params.get(key) == "all":
+                n = len(values_of(params))
+        total += n
+    return total * config.model.repeats

@@ -1,0 +1,84 @@
+"""Every error btlab raises on purpose, in one place.
+
+* :class:`BtlabError` -- the base; the CLI prints its message and exits with
+  its ``exit_code`` (2: bad input, nothing was run or written).
+* :class:`ConfigError` -- a bad config: carries the file, the line and column,
+  the key path, what was expected, what was found and how to fix it.
+* :class:`ResultsError` -- an output folder that cannot be used.
+* :class:`TrialError` -- one trial failed; carries the trial id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class BtlabError(Exception):
+    """Base of btlab's own errors. ``exit_code`` is what the CLI exits with."""
+
+    exit_code = 2
+
+
+def format_key_path(path: tuple[str | int, ...]) -> str:
+    """Render a key path like ``('matrix', 'heuristic', 2)`` as ``matrix.heuristic[2]``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top level)"
+
+
+@dataclass
+class ConfigError(BtlabError):
+    """A config that cannot be run.
+
+    Attributes:
+        file: path of the YAML file (or ``<string>``).
+        line, column: 1-based position of the offending key or value, or None.
+        key_path: the keys from the top of the file down to the problem.
+        expected: what would have been accepted.
+        found: what the file holds there.
+        fix: how to put it right.
+    """
+
+    file: str
+    line: int | None
+    column: int | None
+    key_path: tuple[str | int, ...]
+    expected: str
+    found: str
+    fix: str = ""
+
+    def __post_init__(self) -> None:
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line}:{self.column}"
+        msg = (f"{where}: error at {format_key_path(self.key_path)}\n"
+               f"  expected: {self.expected}\n"
+               f"  found:    {self.found}")
+        if self.fix:
+            msg += f"\n  fix:      {self.fix}"
+        return msg
+
+
+class ResultsError(BtlabError):
+    """An output folder that cannot be written to, or holds incompatible results."""
+
+
+class TrialError(BtlabError):
+    """A trial failed while running.
+
+    Attributes:
+        trial_id: the failing trial's id.
+    """
+
+    exit_code = 1
+
+    def __init__(self, trial_id: str, message: str):
+        super().__init__(f"trial {trial_id}: {message}")
+        self.trial_id = trial_id

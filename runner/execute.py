@@ -1,0 +1,91 @@
+"""Run one trial, wherever it runs: solve, time, verify, and make its row.
+
+This module is imported by every backend (serial, Ray workers) and knows
+nothing of Ray or files. A trial that raises becomes a row with status
+``error`` and the message; a solution that fails the checker does too.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import traceback
+from datetime import datetime, timezone
+from typing import Any, Iterable
+
+from experiments.core import Status
+
+from .config import Trial
+from .problems import PROBLEMS
+
+#: Metric columns every row carries (the metrics contract), in order.
+METRIC_COLUMNS = ("status", "nodes", "backtracks", "dead_ends", "checks", "solutions",
+                  "max_depth", "wall_ns", "cpu_ns")
+
+_HOST = socket.gethostname()
+
+
+def run_trial(trial: Trial, node_id: str | None = None) -> dict[str, Any]:
+    """Run one trial and return its row (without the run-level provenance).
+
+    Args:
+        trial: the trial.
+        node_id: the Ray node id of the worker, when run by Ray.
+
+    Returns:
+        A dict: ``trial_id``, the parameter columns, budget, seed, repeat, the
+        metric columns, ``solution`` (list of ints or None), ``error`` (message
+        or None), the problem's extra counters, and where it ran (``host``,
+        ``node_id``, ``pid``, ``started_at``). ``wall_ns`` and ``cpu_ns`` are
+        measured around the solve call only (``cpu_ns``: process CPU time).
+    """
+    problem = PROBLEMS[trial.problem]
+    row: dict[str, Any] = {
+        "trial_id": trial.trial_id,
+        **trial.columns,
+        "budget_nodes": trial.budget_nodes,
+        "budget_seconds": trial.budget_seconds,
+        "seed": trial.seed,
+        "repeat": trial.repeat,
+        "host": _HOST,
+        "node_id": node_id,
+        "pid": os.getpid(),
+        "started_at": datetime.now(timezone.utc),
+    }
+    cpu0 = time.process_time_ns()
+    wall0 = time.perf_counter_ns()
+    try:
+        result = problem.solve(trial.columns, trial.budget_nodes, trial.budget_seconds,
+                               trial.solver_seed)
+        wall = time.perf_counter_ns() - wall0
+        cpu = time.process_time_ns() - cpu0
+        error = None
+        if result.solution is not None:
+            try:
+                problem.verify(trial.columns, result.solution)
+            except ValueError as exc:
+                error = f"solver returned an invalid solution: {exc}"
+        row.update(result.counters())
+        row.update(wall_ns=wall, cpu_ns=cpu,
+                   solution=list(result.solution) if result.solution is not None else None,
+                   error=error)
+        for name in problem.extra_columns:
+            row[name] = result.extra.get(name)
+        if error is not None:
+            row["status"] = Status.ERROR.value
+    except Exception as exc:  # a failing trial must not stop the run
+        wall = time.perf_counter_ns() - wall0
+        cpu = time.process_time_ns() - cpu0
+        row.update(status=Status.ERROR.value, nodes=None, backtracks=None, dead_ends=None,
+                   checks=None, solutions=None, max_depth=None, wall_ns=wall, cpu_ns=cpu,
+                   solution=None,
+                   error=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=-3)}")
+        for name in problem.extra_columns:
+            row[name] = None
+    return row
+
+
+def run_batch(trials: Iterable[Trial], node_id: str | None = None) -> list[dict[str, Any]]:
+    """Run several trials one after the other (one Ray task runs one batch)."""
+    return [run_trial(t, node_id) for t in trials]

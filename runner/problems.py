@@ -1,0 +1,187 @@
+"""The problems a sweep can run: their parameters, columns, solver and checker.
+
+Each problem is a :class:`Problem`: a pydantic model of its trial parameters
+(types, allowed values, defaults), how the parameters become Parquet columns,
+the solver call and the checker. The runner knows nothing else about a
+problem, so adding one means adding one class here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Callable, Literal, Mapping, Union
+
+import pyarrow as pa
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt
+
+from experiments.core import SearchResult
+
+PositiveInt = Annotated[StrictInt, Field(ge=1)]
+NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
+
+
+class ParamError(ValueError):
+    """A trial parameter that is well typed but cannot be run.
+
+    Attributes:
+        param: the parameter at fault (a config key).
+        expected, found, fix: as in :class:`runner.errors.ConfigError`.
+    """
+
+    def __init__(self, param: str, expected: str, found: str, fix: str = ""):
+        super().__init__(f"{param}: expected {expected}, found {found}")
+        self.param, self.expected, self.found, self.fix = param, expected, found, fix
+
+
+class Params(BaseModel):
+    """Base of every problem's parameter model: unknown keys are refused."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --------------------------------------------------------------------------- knight's tour
+
+#: The largest board (in squares) each knight's-tour strategy accepts: the
+#: recursive strategy keeps one Python frame per placement, Amb re-executes the
+#: whole path at every choice (quadratic), the iterative one only needs memory.
+KNIGHT_MAX_SQUARES = {"recursive": 250_000, "iterative": 4_000_000, "amb": 64}
+
+
+def _eight_moves(value: tuple) -> tuple:
+    from experiments.knights import validate_move_order
+    return validate_move_order(value)
+
+
+MoveOrder = Annotated[tuple[tuple[StrictInt, StrictInt], ...], AfterValidator(_eight_moves)]
+
+
+class KnightsParams(Params):
+    """Parameters of a knight's-tour trial (see :mod:`experiments.knights`).
+
+    ``board`` is ``[rows, cols]`` (or one int for a square board); ``start`` is
+    ``[row, col]``, 0-based from the top left, or ``all`` (every square, in a
+    matrix). ``move_order`` lists the 8 moves as ``[d_row, d_col]``.
+    """
+
+    board: Union[tuple[PositiveInt, PositiveInt], PositiveInt]
+    start: Union[tuple[NonNegativeInt, NonNegativeInt], Literal["all"]] = (0, 0)
+    heuristic: Literal["none", "warnsdorff", "static_degree"] = "none"
+    tie_break: Literal["move_order", "random", "pohl", "roth"] = "move_order"
+    strategy: Literal["recursive", "iterative", "amb"] = "recursive"
+    mode: Literal["first", "count"] = "first"
+    move_order: Union[MoveOrder, Literal["default"]] = "default"
+    closed: StrictBool = False
+    engine: Literal["python"] = "python"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """How the runner drives one problem.
+
+    Attributes:
+        name: the config's ``problem`` value.
+        params: the pydantic model of a trial's parameters.
+        columns: parameter columns written to Parquet, as a pyarrow schema.
+        extra_columns: strategy-specific nullable int64 counters.
+        to_columns: validated parameters -> column values (the keys of
+            ``columns``); the columns are a trial's canonical parameters.
+        solve: (columns, max_nodes, max_seconds, seed) -> SearchResult.
+        verify: (columns, solution) -> None, raising on a wrong solution.
+        check: (columns) -> None, raising :class:`ParamError`.
+        expand_all: for each parameter that accepts ``all``, a function
+            (parameters) -> the values ``all`` stands for.
+    """
+
+    name: str
+    params: type[Params]
+    columns: pa.Schema
+    extra_columns: tuple[str, ...]
+    to_columns: Callable[[Mapping[str, Any]], dict[str, Any]]
+    solve: Callable[[Mapping[str, Any], int | None, float | None, int], SearchResult]
+    verify: Callable[[Mapping[str, Any], tuple[int, ...]], None]
+    check: Callable[[Mapping[str, Any]], None]
+    expand_all: Mapping[str, Callable[[Mapping[str, Any]], list[Any]]]
+
+
+def _knights_columns(p: Mapping[str, Any]) -> dict[str, Any]:
+    board = p["board"]
+    rows, cols = (board, board) if isinstance(board, int) else board
+    start = p.get("start", (0, 0))
+    order = p.get("move_order", "default")
+    return {
+        "rows": rows, "cols": cols,
+        "start_row": start[0], "start_col": start[1],
+        "heuristic": p.get("heuristic", "none"),
+        "tie_break": p.get("tie_break", "move_order"),
+        "strategy": p.get("strategy", "recursive"),
+        "mode": p.get("mode", "first"),
+        "move_order": order if order == "default" else " ".join(f"{a},{b}" for a, b in order),
+        "closed": bool(p.get("closed", False)),
+        "engine": p.get("engine", "python"),
+    }
+
+
+def parse_move_order(text: str) -> tuple[tuple[int, int], ...]:
+    """The ``move_order`` column back as (d_row, d_col) pairs (``default`` = DESIGN's order)."""
+    from experiments.knights import DEFAULT_MOVE_ORDER
+    if text == "default":
+        return DEFAULT_MOVE_ORDER
+    return tuple(tuple(int(v) for v in pair.split(",")) for pair in text.split())  # type: ignore[misc]
+
+
+def _knights_solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None,
+                   seed: int) -> SearchResult:
+    from experiments.knights import solve_knights_tour
+    return solve_knights_tour(
+        c["rows"], c["cols"], (c["start_row"], c["start_col"]),
+        mode=c["mode"], strategy=c["strategy"], heuristic=c["heuristic"],
+        tie_break=c["tie_break"], move_order=parse_move_order(c["move_order"]),
+        closed=c["closed"], max_nodes=max_nodes, max_seconds=max_seconds, seed=seed)
+
+
+def _knights_verify(c: Mapping[str, Any], solution: tuple[int, ...]) -> None:
+    from experiments.checker import check_tour
+    check_tour(c["rows"], c["cols"], (c["start_row"], c["start_col"]), solution, c["closed"])
+
+
+def _knights_check(c: Mapping[str, Any]) -> None:
+    rows, cols, strategy = c["rows"], c["cols"], c["strategy"]
+    cap = KNIGHT_MAX_SQUARES[strategy]
+    if rows * cols > cap:
+        raise ParamError(
+            "board", f"at most {cap:,} squares for strategy {strategy!r}",
+            f"{rows} x {cols} = {rows * cols:,} squares",
+            "use a smaller board" + ("" if strategy == "iterative" else ", or strategy: iterative"))
+    r, col = c["start_row"], c["start_col"]
+    if not (r < rows and col < cols):
+        raise ParamError(
+            "start", f"a square on the {rows} x {cols} board: row 0..{rows - 1}, col 0..{cols - 1}",
+            f"[{r}, {col}]", "pick a square on the board, or start: all")
+
+
+KNIGHTS = Problem(
+    name="knights_tour",
+    params=KnightsParams,
+    columns=pa.schema([
+        ("rows", pa.int32()), ("cols", pa.int32()),
+        ("start_row", pa.int32()), ("start_col", pa.int32()),
+        ("heuristic", pa.string()), ("tie_break", pa.string()),
+        ("strategy", pa.string()), ("mode", pa.string()),
+        ("move_order", pa.string()), ("closed", pa.bool_()), ("engine", pa.string()),
+    ]),
+    extra_columns=("amb_restarts",),
+    to_columns=_knights_columns,
+    solve=_knights_solve,
+    verify=_knights_verify,
+    check=_knights_check,
+    expand_all={"start": lambda p: knight_squares(p)},
+)
+
+PROBLEMS: dict[str, Problem] = {KNIGHTS.name: KNIGHTS}
+
+
+def knight_squares(params: Mapping[str, Any]) -> list[tuple[int, int]]:
+    """Every square of the trial's board, row by row: what ``start: all`` means."""
+    board = params["board"]
+    rows, cols = (board, board) if isinstance(board, int) else board
+    return [(r, c) for r in range(rows) for c in range(cols)]

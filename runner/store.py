@@ -1,0 +1,286 @@
+"""The on-disk results: one Parquet dataset per sweep, written crash-safe.
+
+``results/<name>/`` holds part files ``part-<run_id>-<seq>.parquet``, each
+written whole to a hidden temporary name in the same folder, flushed to disk
+and renamed into place (``os.replace``), so a crash or a kill never leaves a
+torn part: a reader sees a part entirely or not at all. Hidden files (``.``)
+are skipped by pandas, pyarrow, DuckDB and Polars alike.
+
+Every part carries in its Parquet metadata the schema version
+(:data:`SCHEMA_VERSION`), the config name and problem, and the expanded config.
+A folder holding another config's results or another schema version is
+refused, never silently mixed or overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import time
+import uuid
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Iterable
+
+import pyarrow as pa
+import pyarrow.dataset as pads
+import pyarrow.parquet as pq
+
+from .config import SweepConfig
+from .errors import ResultsError
+from .problems import Problem
+
+#: Version of the row layout; bumped on any incompatible change of columns.
+SCHEMA_VERSION = 1
+
+PART_PREFIX = "part-"
+
+_PROVENANCE = [
+    ("btlab_version", pa.string()), ("git_commit", pa.string()),
+    ("python_version", pa.string()), ("ray_version", pa.string()),
+    ("host", pa.string()), ("node_id", pa.string()), ("pid", pa.int64()),
+    ("started_at", pa.timestamp("us", tz="UTC")),
+]
+
+
+def row_schema(problem: Problem) -> pa.Schema:
+    """The Arrow schema of a results row for ``problem``.
+
+    Columns: ``trial_id``, ``run_id``, ``problem``, the problem's parameter
+    columns, ``budget_nodes`` (placements), ``budget_seconds`` (s), ``seed``,
+    ``repeat``, the metrics contract (``status``, ``nodes``, ``backtracks``,
+    ``dead_ends``, ``checks``, ``solutions``, ``max_depth``, ``wall_ns`` and
+    ``cpu_ns`` in nanoseconds), ``solution`` (list of int32), ``error``, the
+    problem's extra counters, and provenance.
+    """
+    fields = [("trial_id", pa.string()), ("run_id", pa.string()), ("problem", pa.string())]
+    fields += list(zip(problem.columns.names, problem.columns.types))
+    fields += [("budget_nodes", pa.int64()), ("budget_seconds", pa.float64()),
+               ("seed", pa.int64()), ("repeat", pa.int32()),
+               ("status", pa.string()), ("nodes", pa.int64()), ("backtracks", pa.int64()),
+               ("dead_ends", pa.int64()), ("checks", pa.int64()), ("solutions", pa.int64()),
+               ("max_depth", pa.int64()), ("wall_ns", pa.int64()), ("cpu_ns", pa.int64()),
+               ("solution", pa.list_(pa.int32())), ("error", pa.string())]
+    fields += [(name, pa.int64()) for name in problem.extra_columns]
+    fields += _PROVENANCE
+    return pa.schema(fields)
+
+
+def btlab_version() -> str:
+    try:
+        return metadata.version("btlab")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _git_commit() -> str | None:
+    here = Path(__file__).resolve().parent.parent
+    if not (here / ".git").exists():
+        return None
+    try:
+        out = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True,
+                             text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def _ray_version() -> str | None:
+    try:
+        return metadata.version("ray")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def new_run_id() -> str:
+    """A run id: UTC time to the second plus 6 random hex digits, e.g. ``20261129T221500-3fa2c1``."""
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
+
+
+def part_files(folder: Path) -> list[Path]:
+    """The finished part files of a results folder, oldest name first."""
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.name.startswith(PART_PREFIX)
+                  and p.suffix == ".parquet")
+
+
+def read_meta(part: Path) -> dict[str, str]:
+    """The ``btlab.*`` metadata of one part file (empty for a foreign Parquet file)."""
+    meta = pq.read_schema(part).metadata or {}
+    return {k.decode(): v.decode() for k, v in meta.items() if k.startswith(b"btlab.")}
+
+
+class ResultStore:
+    """Appends rows of one sweep to ``folder`` in crash-safe part files.
+
+    Args:
+        folder: ``results/<name>`` (created at the first write).
+        config: the validated config (its name, problem and expanded form go
+            into every part's metadata).
+        flush_rows: a part is written when this many rows are waiting...
+        flush_seconds: ...or when the oldest waiting row is older than this.
+            None (the default) adapts: 2 s at first, growing with the run's
+            age (a thirtieth of it) up to 60 s, so that a long run writes few
+            parts and a crash loses at most a minute of work.
+
+    Raises:
+        ResultsError: ``folder`` is a file, is not writable, or holds results of
+            another config or another schema version.
+    """
+
+    def __init__(self, folder: str | Path, config: SweepConfig, *, flush_rows: int = 5000,
+                 flush_seconds: float | None = None):
+        self.folder = Path(folder)
+        self.config = config
+        self.schema = row_schema(config.problem)
+        self.run_id = new_run_id()
+        self.flush_rows = flush_rows
+        self.flush_seconds = flush_seconds
+        self._rows: list[dict[str, Any]] = []
+        self._seq = 0
+        self._started = self._last_flush = time.monotonic()
+        self.rows_written = 0
+        self._check_folder()
+        self._provenance = {
+            "run_id": self.run_id, "problem": config.problem.name,
+            "btlab_version": btlab_version(), "git_commit": _git_commit(),
+            "python_version": platform.python_version(), "ray_version": _ray_version(),
+        }
+        meta = {"btlab.schema_version": str(SCHEMA_VERSION),
+                "btlab.config_name": config.name, "btlab.problem": config.problem.name,
+                "btlab.config": json.dumps(config.expanded(), sort_keys=True),
+                "btlab.run_id": self.run_id}
+        self.schema = self.schema.with_metadata(meta)
+
+    def _check_folder(self) -> None:
+        folder = self.folder
+        if folder.exists() and not folder.is_dir():
+            raise ResultsError(f"{folder}: the output path is a file, not a folder\n"
+                               "  fix: remove the file or choose another path with --out")
+        probe = folder if folder.exists() else next(
+            (p for p in folder.parents if p.exists()), Path("."))
+        if not os.access(probe, os.W_OK | os.X_OK):
+            raise ResultsError(f"{folder}: not writable ({probe} does not allow writing)\n"
+                               "  fix: choose a writable folder with --out")
+        for part in part_files(folder)[:1] + part_files(folder)[-1:]:
+            meta = read_meta(part)
+            version = meta.get("btlab.schema_version")
+            if version != str(SCHEMA_VERSION):
+                raise ResultsError(
+                    f"{folder}: holds results in schema version {version or 'unknown'}, "
+                    f"this btlab writes version {SCHEMA_VERSION}\n"
+                    "  fix: write elsewhere with --out, or start over with --fresh")
+            name, problem = meta.get("btlab.config_name"), meta.get("btlab.problem")
+            if name != self.config.name or problem != self.config.problem.name:
+                raise ResultsError(
+                    f"{folder}: holds results of config {name!r} ({problem}), "
+                    f"not of {self.config.name!r} ({self.config.problem.name})\n"
+                    "  fix: write elsewhere with --out, or start over with --fresh")
+
+    def existing_ids(self) -> set[str]:
+        """Trial ids already on disk (resume skips them)."""
+        parts = part_files(self.folder)
+        if not parts:
+            return set()
+        table = pads.dataset([str(p) for p in parts], format="parquet").to_table(
+            columns=["trial_id"])
+        return set(table.column("trial_id").to_pylist())
+
+    def clear(self) -> int:
+        """Delete every part file (``--fresh``); returns how many were deleted."""
+        parts = part_files(self.folder)
+        for part in parts:
+            part.unlink()
+        return len(parts)
+
+    def add(self, row: dict[str, Any]) -> None:
+        """Queue one row; writes a part when enough rows or time have gathered."""
+        row.update(self._provenance)
+        self._rows.append(row)
+        now = time.monotonic()
+        interval = self.flush_seconds
+        if interval is None:
+            interval = min(60.0, max(2.0, (now - self._started) / 30))
+        if len(self._rows) >= self.flush_rows or now - self._last_flush >= interval:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the queued rows as one part file, atomically."""
+        self._last_flush = time.monotonic()
+        if not self._rows:
+            return
+        table = pa.Table.from_pylist(self._rows, schema=self.schema)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        name = f"{PART_PREFIX}{self.run_id}-{self._seq:05d}.parquet"
+        tmp = self.folder / f".{name}.{uuid.uuid4().hex[:8]}.tmp"
+        try:
+            with open(tmp, "wb") as fh:
+                pq.write_table(table, fh, compression="zstd")
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.folder / name)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
+        _fsync_dir(self.folder)
+        self._seq += 1
+        self.rows_written += len(self._rows)
+        self._rows = []
+
+    def close(self) -> None:
+        """Write what is queued."""
+        self.flush()
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def remove_stale_temporaries(folder: Path) -> int:
+    """Delete temporary files a killed run left behind; returns how many."""
+    if not folder.is_dir():
+        return 0
+    stale = [p for p in folder.iterdir() if p.name.startswith(".") and p.name.endswith(".tmp")]
+    for p in stale:
+        p.unlink(missing_ok=True)
+    return len(stale)
+
+
+def load_rows(folder: str | Path, columns: Iterable[str] | None = None):
+    """All rows of a results folder as a pandas DataFrame, one row per trial id.
+
+    Raises:
+        ResultsError: the folder has no part files.
+    """
+    folder = Path(folder)
+    parts = part_files(folder)
+    if not parts:
+        raise ResultsError(f"{folder}: no btlab results here (no {PART_PREFIX}*.parquet files)\n"
+                           "  fix: give the folder `btlab run` wrote, e.g. results/<name>")
+    table = pads.dataset([str(p) for p in parts], format="parquet").to_table(
+        columns=list(columns) if columns else None)
+    df = table.to_pandas()
+    if "trial_id" in df.columns:
+        df = df.drop_duplicates("trial_id", keep="last").reset_index(drop=True)
+    return df
+
+
+def config_of(folder: str | Path) -> dict[str, Any]:
+    """The expanded config stored in the newest part of a results folder."""
+    parts = part_files(Path(folder))
+    if not parts:
+        return {}
+    return json.loads(read_meta(parts[-1]).get("btlab.config", "{}"))
+
+
