@@ -1,0 +1,22 @@
+"""Shared fixtures: one Ray instance for the whole test session."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def ray_session():
+    """An embedded local Ray with 2 CPUs, started once per session and shut down at the end.
+
+    btlab's Ray backend sees that Ray is initialised and uses this instance
+    instead of starting its own.
+    """
+    ray = pytest.importorskip("ray")
+    os.environ.setdefault("RAY_ADDRESS", "")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             configure_logging=False)
+    yield ray
+    ray.shutdown()
