@@ -3,6 +3,7 @@
 ``btlab run CONFIG``       run a sweep (Ray by default), resume what is missing
 ``btlab show RESULTS_DIR`` print the headline tables again from Parquet
 ``btlab validate CONFIG``  check a config, print the trial count and samples
+``btlab compare A B``      compare two results folders trial by trial
 
 Exit status: 0 all trials ran, 1 some trials failed (status ``error``),
 2 bad input (nothing was run or written), 130 interrupted (rows already
@@ -55,6 +56,13 @@ def _parser() -> argparse.ArgumentParser:
 
     show = sub.add_parser("show", help="print the headline tables of a results folder")
     show.add_argument("results", help="a results folder, e.g. results/warnsdorff-64-starts")
+    show.add_argument("--by", choices=["node"], help="node: how the trials spread over the "
+                      "machines (Ray node, host) instead of the headline tables")
+
+    cmp = sub.add_parser("compare", help="compare two results folders trial by trial "
+                         "(deterministic columns only); exit 0 when identical, 1 otherwise")
+    cmp.add_argument("results_a")
+    cmp.add_argument("results_b")
 
     val = sub.add_parser("validate", help="check a config without running it")
     val.add_argument("config")
@@ -72,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_show(args, console)
         if args.command == "validate":
             return cmd_validate(args, console)
+        if args.command == "compare":
+            return cmd_compare(args, console)
     except BtlabError as exc:
         Console(stderr=True, highlight=False).print(f"[bold red]btlab:[/bold red] {exc}",
                                                     markup=True, soft_wrap=True)
@@ -180,8 +190,20 @@ def cmd_show(args, console: Console) -> int:
     cfg = config_of(folder)
     console.print(f"{folder}: {len(df):,} trials of {cfg.get('name', '?')} "
                   f"({df['run_id'].nunique()} run(s))")
+    if args.by == "node":
+        from .summary import print_by_node
+        print_by_node(df, console)
+        return 0
     print_headline(df, console)
     return 1 if (df["status"] == "error").any() else 0
+
+
+def cmd_compare(args, console: Console) -> int:
+    from .compare import compare_folders, describe
+
+    result = compare_folders(args.results_a, args.results_b)
+    console.print(describe(result, args.results_a, args.results_b), markup=False)
+    return 0 if result.identical else 1
 
 
 if __name__ == "__main__":  # pragma: no cover

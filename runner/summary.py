@@ -129,6 +129,19 @@ def start_grid_text(df: pd.DataFrame, metric: str, title: str = "") -> Table:
     return grid
 
 
+def print_by_node(df: pd.DataFrame, console: Console) -> None:
+    """How the trials spread over the machines: per Ray node and host, trials, placements, CPU time."""
+    df = df.assign(node_id=df["node_id"].fillna("(serial, no Ray)"))
+    table = Table(title="trials by Ray node", title_justify="left")
+    for name in ("node_id", "host", "worker pids", "trials", "nodes (placements)", "cpu s"):
+        table.add_column(name, justify="left" if name in ("node_id", "host") else "right")
+    grouped = df.groupby(["node_id", "host"], dropna=False)
+    for (node, host), sub in grouped:
+        table.add_row(str(node)[:16], str(host), str(sub["pid"].nunique()), f"{len(sub):,}",
+                      fmt_int(sub["nodes"].sum()), f"{sub['cpu_ns'].sum() / 1e9:,.1f}")
+    console.print(table)
+
+
 HEADLINES: dict[str, Callable[[pd.DataFrame, Console], None]] = {
     "knights_tour": knights_headline,
 }

@@ -1,0 +1,104 @@
+"""Compare two results folders trial by trial: the same sweep must give the same rows.
+
+Two runs of one config -- on a laptop and on a cluster, today and next year --
+must agree on every *deterministic* column: the parameters, the status, the
+counters of the metrics contract and the solution. Timings (``wall_ns``,
+``cpu_ns``) and provenance (run id, host, node, pid, versions, start time)
+are expected to differ and are ignored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from .store import load_rows
+
+#: Columns never compared: timings and provenance.
+IGNORED = frozenset({"run_id", "wall_ns", "cpu_ns", "btlab_version", "git_commit",
+                     "python_version", "ray_version", "host", "node_id", "pid", "started_at",
+                     "compile_ns", "error"})
+
+
+@dataclass
+class Comparison:
+    """The outcome of :func:`compare_folders`.
+
+    Attributes:
+        only_a, only_b: trial ids present on one side only.
+        differences: one row per (trial_id, column) that differs, with the two values.
+        compared: trials present on both sides.
+        columns: the deterministic columns compared.
+    """
+
+    only_a: list[str] = field(default_factory=list)
+    only_b: list[str] = field(default_factory=list)
+    differences: pd.DataFrame = field(default_factory=pd.DataFrame)
+    compared: int = 0
+    columns: list[str] = field(default_factory=list)
+
+    @property
+    def identical(self) -> bool:
+        return not self.only_a and not self.only_b and self.differences.empty
+
+
+def _canon(value):
+    """Make list-like cells comparable (numpy arrays from Parquet lists)."""
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return None
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    return value
+
+
+def compare_frames(a: pd.DataFrame, b: pd.DataFrame) -> Comparison:
+    """Compare two results DataFrames on their deterministic columns, joined on ``trial_id``."""
+    ids_a, ids_b = set(a["trial_id"]), set(b["trial_id"])
+    columns = [c for c in a.columns if c in b.columns and c not in IGNORED and c != "trial_id"]
+    merged = a[["trial_id", *columns]].merge(b[["trial_id", *columns]], on="trial_id",
+                                              suffixes=("_a", "_b"))
+    diffs = []
+    for col in columns:
+        left = merged[f"{col}_a"].map(_canon)
+        right = merged[f"{col}_b"].map(_canon)
+        differ = [x != y for x, y in zip(left, right)]
+        for tid, x, y in zip(merged.loc[differ, "trial_id"], left[differ], right[differ]):
+            diffs.append({"trial_id": tid, "column": col, "a": x, "b": y})
+    return Comparison(only_a=sorted(ids_a - ids_b), only_b=sorted(ids_b - ids_a),
+                      differences=pd.DataFrame(diffs, columns=["trial_id", "column", "a", "b"]),
+                      compared=len(merged), columns=columns)
+
+
+def compare_folders(a: str | Path, b: str | Path) -> Comparison:
+    """Load two results folders and compare them (see :func:`compare_frames`).
+
+    Raises:
+        runner.errors.ResultsError: a folder holds no results.
+    """
+    return compare_frames(load_rows(a), load_rows(b))
+
+
+def describe(cmp: Comparison, a: str, b: str, limit: int = 20) -> str:
+    """A human-readable report of a comparison."""
+    lines = [f"compared {cmp.compared:,} trials present in both {a} and {b} on "
+             f"{len(cmp.columns)} deterministic columns ({', '.join(cmp.columns)})"]
+    for side, ids in ((a, cmp.only_a), (b, cmp.only_b)):
+        if ids:
+            shown = ", ".join(ids[:limit]) + (" ..." if len(ids) > limit else "")
+            lines.append(f"{len(ids):,} trial(s) only in {side}: {shown}")
+    if not cmp.differences.empty:
+        n_trials = cmp.differences["trial_id"].nunique()
+        lines.append(f"{n_trials:,} trial(s) differ:")
+        for rec in cmp.differences.head(limit).itertuples(index=False):
+            lines.append(f"  {rec.trial_id}  {rec.column}: {_short(rec.a)} != {_short(rec.b)}")
+        if len(cmp.differences) > limit:
+            lines.append(f"  ... {len(cmp.differences) - limit:,} more difference(s)")
+    lines.append("IDENTICAL" if cmp.identical else "DIFFERENT")
+    return "\n".join(lines)
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
