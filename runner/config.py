@@ -347,7 +347,15 @@ def _check_params(config: SweepConfig) -> None:
                 raise config.error((section, i), "a mapping of parameter: value", "an empty entry",
                                    "delete it")
             for key, value in entry.items():
-                _check_value(config, adapters, key, value, (section, i, key), (section, i, key))
+                path = (section, i, key)
+                if section == "exclude" and isinstance(value, list) and value and key in adapters:
+                    try:  # a list that is not one value is a list of alternatives
+                        adapters[key].validate_python(value)
+                    except ValidationError:
+                        for j, alt in enumerate(value):
+                            _check_value(config, adapters, key, alt, path, path + (j,))
+                        continue
+                _check_value(config, adapters, key, value, path, path)
     for name, info in config.problem.params.model_fields.items():
         if info.is_required() and name not in m.fixed and name not in m.matrix and not (
                 m.include and all(name in e for e in m.include)):
@@ -362,7 +370,8 @@ def _combinations(config: SweepConfig) -> Iterator[tuple[dict, dict]]:
     """Yield (parameters, sources) for every trial before ``all`` is expanded.
 
     GitHub Actions semantics: the product of the matrix lists; ``exclude``
-    drops every combination that matches all of an entry's keys; an
+    drops every combination that matches all of an entry's keys (an entry's
+    value may also be a list of alternatives, ``n: [13, 14]``); an
     ``include`` entry extends each combination whose matrix values it does not
     contradict, and is added as a combination of its own when it extends none.
     """
@@ -395,8 +404,12 @@ def _combinations(config: SweepConfig) -> Iterator[tuple[dict, dict]]:
 
 
 def _excluded(config: SweepConfig, params: Mapping[str, Any]) -> bool:
+    """True when every key of some ``exclude`` entry matches: equal to its value, or to one
+    of its values when it is a list of alternatives (``n: [13, 14]``)."""
     for entry in config.model.exclude:
-        if all(_same(params.get(k), v) for k, v in entry.items()):
+        if all(_same(params.get(k), v) or (isinstance(v, list) and
+                                            any(_same(params.get(k), x) for x in v))
+               for k, v in entry.items()):
             return True
     return False
 

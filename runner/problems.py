@@ -169,7 +169,7 @@ KNIGHTS = Problem(
         ("strategy", pa.string()), ("mode", pa.string()),
         ("move_order", pa.string()), ("closed", pa.bool_()), ("engine", pa.string()),
     ]),
-    extra_columns=("amb_restarts",),
+    extra_columns=("amb_restarts", "amb_replayed"),
     to_columns=_knights_columns,
     solve=_knights_solve,
     verify=_knights_verify,
@@ -177,7 +177,100 @@ KNIGHTS = Problem(
     expand_all={"start": lambda p: knight_squares(p)},
 )
 
-PROBLEMS: dict[str, Problem] = {KNIGHTS.name: KNIGHTS}
+
+# --------------------------------------------------------------------------- N-Queens
+
+#: The largest n each N-Queens strategy accepts. Search strategies stop at
+#: their budgets long before; the caps keep a typo (n: 10000000) from asking a
+#: recursive search for ten million frames.
+QUEENS_MAX_N = {"brute_force": 64, "recursive": 10_000, "iterative": 100_000, "amb": 1_000,
+                "functional": 1_000, "bitmask": 100_000, "construction": 10_000_000}
+
+
+class QueensParams(Params):
+    """Parameters of an N-Queens trial (see :mod:`experiments.queens`).
+
+    ``unique`` (``count`` mode) counts solutions up to the 8 symmetries of the
+    square; ``method`` chooses the ``construction``: ``formula`` (any n >= 4)
+    or ``product`` (n = 5^k).
+    """
+
+    n: PositiveInt
+    strategy: Literal["brute_force", "recursive", "iterative", "amb", "functional", "bitmask",
+                      "construction"] = "recursive"
+    mode: Literal["first", "count"] = "first"
+    unique: StrictBool = False
+    method: Literal["formula", "product", "none"] = "none"
+    engine: Literal["python"] = "python"
+
+
+def _queens_columns(p: Mapping[str, Any]) -> dict[str, Any]:
+    strategy = p.get("strategy", "recursive")
+    method = p.get("method", "none")
+    if strategy == "construction" and method == "none":
+        method = "formula"
+    return {"n": p["n"], "strategy": strategy, "mode": p.get("mode", "first"),
+            "unique": bool(p.get("unique", False)), "method": method,
+            "engine": p.get("engine", "python")}
+
+
+def _queens_solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None,
+                  seed: int) -> SearchResult:
+    from experiments.queens import solve_queens
+    return solve_queens(c["n"], mode=c["mode"], strategy=c["strategy"], unique=c["unique"],
+                        method=None if c["method"] == "none" else c["method"],
+                        max_nodes=max_nodes, max_seconds=max_seconds)
+
+
+def _queens_verify(c: Mapping[str, Any], solution: tuple[int, ...]) -> None:
+    from experiments.checker import check_queens
+    check_queens(c["n"], solution)
+
+
+def _queens_check(c: Mapping[str, Any]) -> None:
+    n, strategy, mode = c["n"], c["strategy"], c["mode"]
+    cap = QUEENS_MAX_N[strategy]
+    if n > cap:
+        raise ParamError("n", f"at most {cap:,} for strategy {strategy!r}", f"n = {n:,}",
+                         "use a smaller n or another strategy")
+    if c["unique"] and mode != "count":
+        raise ParamError("unique", "unique: true only with mode: count", f"mode: {mode}",
+                         "set mode: count, or drop unique")
+    if strategy == "construction":
+        if mode != "first":
+            raise ParamError("mode", "mode: first with strategy: construction (it builds one "
+                             "solution)", f"mode: {mode}", "set mode: first")
+        if c["unique"]:
+            raise ParamError("unique", "a searching strategy for unique counting",
+                             "strategy: construction", "drop unique")
+        if c["method"] == "product":
+            k = n
+            while k % 5 == 0:
+                k //= 5
+            if k != 1:
+                raise ParamError("n", "n = 5^k (5, 25, 125, ...) for method: product", f"n = {n}",
+                                 "use n: 5, 25, 125, ... or method: formula")
+    elif c["method"] != "none":
+        raise ParamError("method", "method only with strategy: construction",
+                         f"method: {c['method']} with strategy: {strategy}", "drop method")
+
+
+QUEENS = Problem(
+    name="n_queens",
+    params=QueensParams,
+    columns=pa.schema([
+        ("n", pa.int32()), ("strategy", pa.string()), ("mode", pa.string()),
+        ("unique", pa.bool_()), ("method", pa.string()), ("engine", pa.string()),
+    ]),
+    extra_columns=("amb_restarts", "amb_replayed", "all_solutions", "walked_nodes", "candidates"),
+    to_columns=_queens_columns,
+    solve=_queens_solve,
+    verify=_queens_verify,
+    check=_queens_check,
+    expand_all={},
+)
+
+PROBLEMS: dict[str, Problem] = {KNIGHTS.name: KNIGHTS, QUEENS.name: QUEENS}
 
 
 def knight_squares(params: Mapping[str, Any]) -> list[tuple[int, int]]:

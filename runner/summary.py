@@ -36,20 +36,25 @@ def varying(df: pd.DataFrame, columns: list[str]) -> list[str]:
     return [c for c in columns if c in df.columns and df[c].nunique(dropna=False) > 1]
 
 
+def parameter_columns(df: pd.DataFrame) -> list[str]:
+    """The columns that define a trial apart from its repeat: parameters, budget, seed."""
+    from .problems import PROBLEMS
+
+    problem = PROBLEMS[str(df["problem"].iloc[0])]
+    return [*problem.columns.names, "budget_nodes", "budget_seconds", "seed"]
+
+
 def one_per_trial(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per parameter combination: the first repeat (counters do not change)."""
-    if "repeat" in df.columns:
-        df = df.sort_values("repeat").drop_duplicates(
-            [c for c in df.columns if c in _param_like(df)], keep="first")
-    return df
-
-
-def _param_like(df: pd.DataFrame) -> list[str]:
-    skip = {"trial_id", "run_id", "repeat", "status", "nodes", "backtracks", "dead_ends",
-            "checks", "solutions", "max_depth", "wall_ns", "cpu_ns", "solution", "error",
-            "btlab_version", "git_commit", "python_version", "ray_version", "host", "node_id",
-            "pid", "started_at", "amb_restarts", "candidates"}
-    return [c for c in df.columns if c not in skip]
+    """One row per parameter combination, the first repeat's counters (they do not change
+    between repeats), with ``wall_ns`` and ``cpu_ns`` the median over the repeats."""
+    if "repeat" not in df.columns or df.empty or df["repeat"].max() == 0:
+        return df
+    keys = [c for c in parameter_columns(df) if c in df.columns]
+    timing = df.groupby(keys, dropna=False, sort=False)[["wall_ns", "cpu_ns"]].median()
+    first = df.sort_values("repeat").drop_duplicates(keys, keep="first")
+    first = first.drop(columns=["wall_ns", "cpu_ns"]).merge(
+        timing.reset_index(), on=keys, how="left")
+    return first
 
 
 def bounded_stats(values: pd.Series, censored: pd.Series) -> dict[str, str]:
@@ -142,8 +147,57 @@ def print_by_node(df: pd.DataFrame, console: Console) -> None:
     console.print(table)
 
 
+def fmt_ns(ns: float) -> str:
+    """A duration in nanoseconds as a short human string (us, ms, s)."""
+    if pd.isna(ns):
+        return "-"
+    if ns < 1e6:
+        return f"{ns / 1e3:,.0f} us"
+    if ns < 1e9:
+        return f"{ns / 1e6:,.1f} ms"
+    return f"{ns / 1e9:,.2f} s"
+
+
+QUEENS_ORDER = ["brute_force", "recursive", "iterative", "amb", "functional", "bitmask",
+                "construction"]
+
+
+def queens_headline(df: pd.DataFrame, console: Console) -> None:
+    """Print the N-Queens headline: per strategy and n, solutions, nodes, checks, time,
+    and time relative to ``recursive`` on the same n (median wall time over repeats)."""
+    df = one_per_trial(df)
+    extra = varying(df, ["mode", "unique", "method", "engine", "budget_nodes"])
+    base = df[df["strategy"] == "recursive"]
+    base_key = ["n", *extra]
+    ref = base.set_index(base_key)["wall_ns"] if len(base) else None
+    order = {s: i for i, s in enumerate(QUEENS_ORDER)}
+    df = df.assign(_o=df["strategy"].map(order)).sort_values(["_o", *extra, "n"])
+    table = Table(title="N-Queens: per strategy and n (time: median wall time of the solve "
+                  "call; vs recursive: time / recursive's time on the same n)",
+                  title_justify="left")
+    for name in ("strategy", *extra, "n", "status", "solutions", "nodes", "checks", "time",
+                 "vs recursive"):
+        table.add_column(name, justify="left" if name in ("strategy", "status") else "right")
+    for rec in df.itertuples(index=False):
+        bound = rec.status in CENSORED
+        ratio = "-"
+        if ref is not None and rec.status != "error":
+            key = tuple(getattr(rec, k) for k in base_key)
+            key = key[0] if len(key) == 1 else key
+            if key in ref.index:
+                ratio = f"{rec.wall_ns / ref.loc[key]:,.2f}x"
+                base_bound = base.set_index(base_key).loc[key, "status"] in CENSORED
+                if bound or base_bound:
+                    ratio = "?" if bound and base_bound else (">=" if bound else "<=") + ratio
+        table.add_row(rec.strategy, *[str(getattr(rec, k)) for k in extra], str(rec.n),
+                      rec.status, fmt_int(rec.solutions, bound), fmt_int(rec.nodes, bound),
+                      fmt_int(rec.checks, bound), fmt_ns(rec.wall_ns), ratio)
+    console.print(table)
+
+
 HEADLINES: dict[str, Callable[[pd.DataFrame, Console], None]] = {
     "knights_tour": knights_headline,
+    "n_queens": queens_headline,
 }
 
 
