@@ -533,6 +533,8 @@ def compare(df: pd.DataFrame, baseline: Mapping[str, Any] | None = None,
     ==================  ===================  =================  =================
 
     A trial with status ``error`` on either side has no value: ``unknown``.
+    One refinement: an exact treatment value of 0 over a censored baseline
+    (> 0) gives a ratio of exactly 0.
     The ratio's and the reduction's bounds always point opposite ways, so
     each has its own column. A ratio of ``x/0`` is ``inf`` (``0/0``: NaN).
 
@@ -647,7 +649,10 @@ def _derive(b: np.ndarray, t: np.ndarray, b_lower: np.ndarray, t_lower: np.ndarr
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(unknown, np.nan, t / b)
     reduction = np.where(unknown, np.nan, b - t)
-    ratio_bound = np.select([unknown, b_lower, t_lower], ["unknown", "<=", ">="], "exact")
+    # an exact 0 over a positive lower bound is exactly 0, whatever the true baseline
+    zero = ~unknown & ~t_lower & (t == 0) & (b > 0)
+    ratio_bound = np.select([unknown, zero, b_lower, t_lower],
+                            ["unknown", "exact", "<=", ">="], "exact")
     reduction_bound = np.select([unknown, b_lower, t_lower], ["unknown", ">=", "<="], "exact")
     return pd.DataFrame({
         "ratio": ratio,

@@ -3,6 +3,7 @@
 ``btlab run CONFIG``       run a sweep (Ray by default), resume what is missing
 ``btlab show RESULTS_DIR`` print the headline tables again from Parquet
 ``btlab validate CONFIG``  check a config, print the trial count and samples
+``btlab report RESULTS_DIR -o report.html``  one self-contained HTML report
 
 Exit status: 0 all trials ran, 1 some trials failed (status ``error``),
 2 bad input (nothing was run or written), 130 interrupted (rows already
@@ -58,6 +59,11 @@ def _parser() -> argparse.ArgumentParser:
 
     val = sub.add_parser("validate", help="check a config without running it")
     val.add_argument("config")
+
+    rep = sub.add_parser("report", help="write a self-contained HTML report of a results folder")
+    rep.add_argument("results", help="a results folder, e.g. results/warnsdorff-64-starts")
+    rep.add_argument("-o", "--output", default="report.html",
+                     help="the HTML file to write (default: report.html)")
     return p
 
 
@@ -72,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_show(args, console)
         if args.command == "validate":
             return cmd_validate(args, console)
+        if args.command == "report":
+            return cmd_report(args, console)
     except BtlabError as exc:
         Console(stderr=True, highlight=False).print(f"[bold red]btlab:[/bold red] {exc}",
                                                     markup=True, soft_wrap=True)
@@ -182,6 +190,15 @@ def cmd_show(args, console: Console) -> int:
                   f"({df['run_id'].nunique()} run(s))")
     print_headline(df, console)
     return 1 if (df["status"] == "error").any() else 0
+
+
+def cmd_report(args, console: Console) -> int:
+    from .report import write_report
+
+    out = write_report(args.results, args.output)
+    console.print(f"wrote {out} ({out.stat().st_size / 1024:,.0f} KiB): one self-contained HTML "
+                  "file, open it in any browser")
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover
