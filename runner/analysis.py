@@ -212,7 +212,8 @@ def aggregate_repeats(df: pd.DataFrame) -> pd.DataFrame:
     if "repeat" not in df.columns or df.empty:
         return df
     keys = trial_keys(df)
-    df = df.sort_values("repeat", kind="stable")
+    labels = df.index
+    df = df.reset_index(drop=True).sort_values("repeat", kind="stable")  # positions as labels
     groups = df.groupby(keys, observed=True, dropna=False, sort=False)
     checked = [c for c in ("status", *COUNTERS) if c in df.columns]
     if checked and len(df) > groups.ngroups:
@@ -229,7 +230,9 @@ def aggregate_repeats(df: pd.DataFrame) -> pd.DataFrame:
         med = groups[timings].transform("median")
         out[timings] = med.loc[out.index].astype("float64")
     out["repeats"] = groups["repeat"].transform("size").loc[out.index].astype("int64")
-    return out.sort_index()
+    out = out.sort_index()
+    out.index = labels[out.index.to_numpy()]
+    return out
 
 
 # --------------------------------------------------------------------------- summary
@@ -247,8 +250,8 @@ def summary(df: pd.DataFrame, by: Sequence[str] | str | None = None,
     Args:
         df: rows as :func:`load` returns them.
         by: the grouping columns. Default: the parameter columns that vary,
-            apart from the start square, then ``source`` if it varies; no
-            varying column gives one group, ``all``.
+            apart from the start square, then ``source`` if it varies within
+            those groups; no varying column gives one group, ``all``.
         metrics: metric columns. Default: ``nodes``, ``backtracks``, ``wall_ns``.
         marks: False (default) for numbers; True for the same table as text,
             counters with thousands separators, timings in s / ms / us, and
@@ -271,8 +274,9 @@ def summary(df: pd.DataFrame, by: Sequence[str] | str | None = None,
     if by is None:
         by = [c for c in parameter_columns(t) if c not in ("start_row", "start_col")
               and t[c].nunique(dropna=False) > 1]
-        if "source" in t.columns and t["source"].nunique() > 1:
-            by.append("source")
+        if "source" in t.columns and t["source"].nunique() > 1 and (
+                not by or t.groupby(by, observed=True)["source"].nunique().max() > 1):
+            by.append("source")  # unless the other groups already tell the sources apart
     by = _as_list(by)
     _require_columns(t, [*by, *metrics, "status"], "summary")
     t = t.copy()
@@ -296,11 +300,14 @@ def summary(df: pd.DataFrame, by: Sequence[str] | str | None = None,
     if not marks:
         return out
     text = out.astype(object)
-    cens_values = values.where(censored & ok)
-    for key, idx in values.groupby(keys, observed=True, dropna=False, sort=True).groups.items():
+    work = t[by].copy()
+    work[metrics] = values
+    work["_censored"] = (censored & ok).to_numpy()
+    for key, sub in work.groupby(by[0] if len(by) == 1 else by, observed=True, dropna=False,
+                                 sort=True):
         for m in metrics:
-            v = values.loc[idx, m].dropna().sort_values()
-            c = cens_values.loc[idx, m].dropna()
+            v = sub[m].dropna().sort_values()
+            c = sub.loc[sub["_censored"], m].dropna()
             upper_middle = v.iloc[len(v) // 2] if len(v) else math.nan
             bound = {"min": bool((c <= v.min()).any()) if len(v) else False,
                      "median": bool((c <= upper_middle).any()),
@@ -584,12 +591,19 @@ def compare(df: pd.DataFrame, baseline: Mapping[str, Any] | None = None,
     overlap = set(on) & set(keys)
     if overlap:
         raise ValueError(f"compare: {sorted(overlap)} cannot both select a side and be matched on")
-    sides = {}
+    selected = {}
     for name, sel in (("baseline", baseline), ("treatment", treatment)):
         try:
-            rows = aggregate_repeats(select(df, sel))
+            selected[name] = select(df, sel)
         except ValueError as exc:
             raise ValueError(f"compare: {name} {sel}: {exc}") from None
+    both = selected["baseline"].index.intersection(selected["treatment"].index)
+    if len(both):
+        raise ValueError(f"compare: {len(both)} row(s) match both baseline {baseline} and "
+                         f"treatment {treatment}\n  fix: make the selections disjoint")
+    sides = {}
+    for name, sel in (("baseline", baseline), ("treatment", treatment)):
+        rows = aggregate_repeats(selected[name])
         dup = rows.duplicated(on, keep=False) if on else pd.Series(len(rows) > 1, rows.index)
         if dup.any():
             vary = [c for c in trial_keys(rows) if c not in on
@@ -600,10 +614,6 @@ def compare(df: pd.DataFrame, baseline: Mapping[str, Any] | None = None,
                              f"{' / '.join(vary) or 'a column'} to on=[...] or to the "
                              f"{name} selection")
         sides[name] = rows
-    both = sides["baseline"].index.intersection(sides["treatment"].index)
-    if len(both):
-        raise ValueError(f"compare: {len(both)} trial(s) match both baseline {baseline} and "
-                         f"treatment {treatment}\n  fix: make the selections disjoint")
     parts = []
     for name, rows in sides.items():
         part = rows[on].copy()

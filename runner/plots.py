@@ -294,14 +294,16 @@ def metric_vs_size(df: pd.DataFrame, metric: str = "nodes", *, by: str | None = 
     groups = t.groupby(by, observed=True, sort=True) if by else [("all", t)]
     colours = matplotlib.colormaps["tab10"]
     any_bound = False
+    series: list[Any] = []
     for i, (name, sub) in enumerate(groups):
         stats = sub.groupby("_size")["_value"].agg(["median", "min", "max"])
         bound = pd.Series({s: bool((g.loc[g["_cens"], "_value"]
                                     <= g["_value"].sort_values().iloc[len(g) // 2]).any())
                            for s, g in sub.groupby("_size")})
         colour = colours(i % 10)
-        ax.plot(stats.index, stats["median"], "-", color=colour, lw=1.6,
-                label=f"{by} = {name}" if by else "median")
+        ax.plot(stats.index, stats["median"], "-", color=colour, lw=1.6)
+        series.append(Line2D([], [], color=colour, marker="o", lw=1.6,
+                             label=f"{by} = {name}" if by else "median"))
         exact = ~bound.reindex(stats.index).to_numpy()
         ax.plot(stats.index[exact], stats["median"][exact], "o", color=colour, ms=6)
         if (~exact).any():
@@ -323,7 +325,7 @@ def metric_vs_size(df: pd.DataFrame, metric: str = "nodes", *, by: str | None = 
     ax.set_ylabel(f"{label(metric)}, median, log scale")
     ax.grid(True, which="major", alpha=0.35)
     ax.grid(True, which="minor", alpha=0.12)
-    handles, labels = ax.get_legend_handles_labels()
+    handles = series
     if any_bound:
         handles.append(Line2D([], [], marker="^", ls="", mfc="white", color="#444", ms=8,
                               label="censored: lower bound"))
@@ -331,8 +333,9 @@ def metric_vs_size(df: pd.DataFrame, metric: str = "nodes", *, by: str | None = 
         handles.append(Patch(color="#999", alpha=0.3, label="min to max"))
     ax.legend(handles=handles, fontsize=9, loc="best")
     if title is None:
-        title = f"{label(metric)} against problem size" + (f" ({_describe(filters)})"
-                                                          if filters else "")
+        what = label(metric).replace(" (s)", "")
+        title = f"{what[0].upper()}{what[1:]} against {xlabel.split(' (')[0]}" + (
+            f" ({_describe(filters)})" if filters else "")
     ax.set_title(title, fontsize=11)
     return _done(fig, path)
 
