@@ -77,24 +77,33 @@ def _describe(filters: dict[str, Any]) -> str:
     return ", ".join(f"{k} = {v}" for k, v in filters.items())
 
 
-def _compact(v: float, metric: str) -> str:
-    """A short cell label: 46, 1.9k, 16.5k, 1.0M; timings as 380us, 1.2ms, 0.64s."""
-    if metric.endswith("_ns"):
-        s = v / 1e9
-        for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-            if abs(s) >= scale:
-                return f"{s / scale:.2g}{unit}" if abs(s / scale) < 10 else f"{s / scale:.0f}{unit}"
-        return f"{v:.0f}ns"
+def _compact(v: float, metric: str, mark: str = "") -> str:
+    """A short cell label: 46, 1.9k, 16.5k, 1.0M; timings as 380us, 1.2ms, 0.64s.
+
+    A lower bound (``mark`` ``>=``) is rounded down and an upper bound (``<=``)
+    up, so the label stays a true bound: 999,945 with ``>=`` is ``999k``.
+    """
+    direction = {">=": math.floor, "<=": math.ceil}.get(mark)
+    units = ((("s", 1e9), ("ms", 1e6), ("us", 1e3), ("ns", 1.0)) if metric.endswith("_ns")
+             else (("M", 1e6), ("k", 1e3), ("", 1.0)))
     a = abs(v)
-    if a == 0:
-        return "0"
-    if a < 1 or not float(v).is_integer() and a < 10:
-        return f"{v:.2g}"
-    if a < 1000:
-        return f"{v:.0f}"
-    if a < 999_500:
-        return f"{v / 1e3:.1f}k" if a < 9_950 else f"{v / 1e3:.0f}k"
-    return f"{v / 1e6:.1f}M" if a < 9.95e6 else f"{v / 1e6:.0f}M"
+    if a == 0 or not math.isfinite(v):
+        return "0" if a == 0 else str(v)
+    i = next((k for k, (_, scale) in enumerate(units) if a >= scale), len(units) - 1)
+    unit, scale = units[i]
+    x = v / scale
+    if unit == "" and not float(v).is_integer():
+        digits = max(0, 1 - math.floor(math.log10(a)))  # two significant digits
+    else:
+        digits = 1 if abs(x) < 10 and unit else 0
+    if direction is None:
+        text = f"{x:.{digits}f}"
+        if abs(float(text)) >= 1000 and i > 0:  # 999,950 would read 1000k: 1.0M
+            unit, scale = units[i - 1]
+            text = f"{v / scale:.1f}"
+        return text + unit
+    step = 10 ** digits
+    return f"{direction(x * step) / step:.{digits}f}{unit}"
 
 
 # --------------------------------------------------------------------------- heatmap
@@ -203,7 +212,7 @@ def heatmap(df: pd.DataFrame, metric: str = "backtracks", *, title: str | None =
                 continue
             else:
                 mark = {">=": "≥", "<=": "≤", "?": "?"}.get(marks[r, c], "")
-                text = mark + _compact(raw[r, c], metric)
+                text = mark + _compact(raw[r, c], metric, marks[r, c])
                 red, green, blue, _ = colours(norm(v))
                 colour = "black" if 0.299 * red + 0.587 * green + 0.114 * blue > 0.5 else "white"
             ax.text(c, r, text, ha="center", va="center", fontsize=fontsize, color=colour,
