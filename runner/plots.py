@@ -310,8 +310,9 @@ def metric_vs_size(df: pd.DataFrame, metric: str = "nodes", *, by: str | None = 
                                     <= g["_value"].sort_values().iloc[len(g) // 2]).any())
                            for s, g in sub.groupby("_size")})
         colour = colours(i % 10)
-        ax.plot(stats.index, stats["median"], "-", color=colour, lw=1.6)
-        series.append(Line2D([], [], color=colour, marker="o", lw=1.6,
+        style = ("-", "--", "-.", ":")[i % 4]  # dashes let a covered line show through
+        ax.plot(stats.index, stats["median"], style, color=colour, lw=1.8)
+        series.append(Line2D([], [], color=colour, marker="o", ls=style, lw=1.8,
                              label=f"{by} = {name}" if by else "median"))
         exact = ~bound.reindex(stats.index).to_numpy()
         ax.plot(stats.index[exact], stats["median"][exact], "o", color=colour, ms=6)

@@ -8,8 +8,8 @@ no script, no web font and no link to fetch. It holds, in order:
 2. the headline tables, exactly as ``btlab show`` prints them (captured from
    :mod:`runner.summary` and exported as HTML), then a summary table from
    :func:`runner.analysis.summary` with bounds marked ``>=``;
-3. comparisons against the natural baseline (knight's tour: every heuristic
-   against ``none``; N-Queens: every strategy against ``recursive``), totals
+3. comparisons against the natural baseline (:data:`COMPARISONS`: every
+   heuristic against ``none``, every strategy against ``recursive``), totals
    split into exact and bounded parts;
 4. plots that fit the problem: knight's tour -- a heatmap of backtracks over
    the start squares per heuristic (one colour scale per board), time
@@ -194,7 +194,10 @@ def _headline(df: pd.DataFrame) -> str:
             if isinstance(item, Table):
                 html_table = rich_table_html(item)
                 if _plain(item.title).startswith("backtracks by start square"):
-                    grids.append(html_table)
+                    filled = sum(bool(_plain(v).strip()) for c in item.columns[1:]
+                                 for v in c.cells)
+                    if filled >= 2:  # a grid with one start square says nothing new
+                        grids.append(html_table)
                 else:
                     parts.append(html_table)
             else:
@@ -220,18 +223,28 @@ def _headline(df: pd.DataFrame) -> str:
     return "\n".join(parts)
 
 
+#: The comparisons a report makes when the column varies: (column, baseline, metrics).
+COMPARISONS = {
+    "knights_tour": [("heuristic", "none", ("backtracks", "nodes")),
+                     ("strategy", "recursive", ("nodes", "wall_ns"))],
+    "n_queens": [("strategy", "recursive", ("nodes", "wall_ns"))],
+}
+
+
 def _comparisons(df: pd.DataFrame, problem: str) -> str:
-    column, baseline, metrics = {
-        "knights_tour": ("heuristic", "none", ("backtracks", "nodes")),
-        "n_queens": ("strategy", "recursive", ("nodes", "wall_ns")),
-    }.get(problem, (None, None, ()))
-    if column is None or column not in df.columns:
+    return "\n".join(_comparison(df, column, baseline, metrics)
+                     for column, baseline, metrics in COMPARISONS.get(problem, []))
+
+
+def _comparison(df: pd.DataFrame, column: str, baseline: str, metrics: tuple[str, ...]) -> str:
+    if column not in df.columns:
         return ""
     values = [v for v in df[column].astype("object").dropna().unique()]
     if baseline not in values or len(values) < 2:
         return ""
     parts = [f"<h2>Comparisons against {column} = {_e(baseline)}</h2>",
-             '<p class="note">Trials matched on every other parameter. '
+             '<p class="note">Trials matched on every other parameter (repeats folded: '
+             'timings are the median over repeats). '
              '<b>ratio</b> = treatment / baseline, <b>reduction</b> = baseline &minus; treatment. '
              'Where the baseline stopped at a budget its true value is larger, so the ratio is an '
              'upper bound (<code>&lt;=</code>) and the reduction a lower bound '
@@ -247,7 +260,8 @@ def _comparisons(df: pd.DataFrame, problem: str) -> str:
             except ValueError as exc:
                 parts.append(_skipped(f"{column} = {value}, {metric}", exc))
                 continue
-            parts.append(f"<h3>{_e(metric)}: {column} = {_e(value)} against {_e(baseline)}</h3>")
+            title = plots.label(metric).replace(" (s)", "")
+            parts.append(f"<h3>{_e(title)}: {column} = {_e(value)} against {_e(baseline)}</h3>")
             parts.append(_table(cmp.formatted("totals").reset_index(), index=False))
             lost = {k: v for k, v in cmp.unmatched.items() if v}
             if lost:
