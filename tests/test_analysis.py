@@ -38,7 +38,7 @@ from PIL import Image
 
 from runner import analysis, plots
 from runner.cli import main
-from runner.config import parse_config
+from runner.config import expand, load_config, parse_config
 from runner.errors import ResultsError
 from runner.report import render_report
 from runner.store import ResultStore
@@ -312,6 +312,12 @@ def test_timing_spread(df):
     assert one["spread"] == pytest.approx(9 / 3)
     assert one["cv"] == pytest.approx(np.std([1, 3, 10], ddof=1) / np.mean([1, 3, 10]))
     assert len(spread) == 11  # the failed trial is left out
+
+
+def test_docs_config_validates():
+    trials = expand(load_config("configs/recursion_vs_iteration_by_size.yaml"))
+    assert len(trials) == 4 * 2 * 5
+    assert {t.columns["rows"] for t in trials} == {5, 6, 7, 8}
 
 
 # --------------------------------------------------------------------------- plots
