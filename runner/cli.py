@@ -4,6 +4,7 @@
 ``btlab show RESULTS_DIR`` print the headline tables again from Parquet
 ``btlab validate CONFIG``  check a config, print the trial count and samples
 ``btlab compare A B``      compare two results folders trial by trial
+``btlab report RESULTS_DIR -o report.html``  one self-contained HTML report
 
 Exit status: 0 all trials ran, 1 some trials failed (status ``error``),
 2 bad input (nothing was run or written), 130 interrupted (rows already
@@ -66,6 +67,11 @@ def _parser() -> argparse.ArgumentParser:
 
     val = sub.add_parser("validate", help="check a config without running it")
     val.add_argument("config")
+
+    rep = sub.add_parser("report", help="write a self-contained HTML report of a results folder")
+    rep.add_argument("results", help="a results folder, e.g. results/warnsdorff-64-starts")
+    rep.add_argument("-o", "--output", default="report.html",
+                     help="the HTML file to write (default: report.html)")
     return p
 
 
@@ -82,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_validate(args, console)
         if args.command == "compare":
             return cmd_compare(args, console)
+        if args.command == "report":
+            return cmd_report(args, console)
     except BtlabError as exc:
         Console(stderr=True, highlight=False).print(f"[bold red]btlab:[/bold red] {exc}",
                                                     markup=True, soft_wrap=True)
@@ -204,6 +212,15 @@ def cmd_compare(args, console: Console) -> int:
     result = compare_folders(args.results_a, args.results_b)
     console.print(describe(result, args.results_a, args.results_b), markup=False)
     return 0 if result.identical else 1
+
+
+def cmd_report(args, console: Console) -> int:
+    from .report import write_report
+
+    out = write_report(args.results, args.output)
+    console.print(f"wrote {out} ({out.stat().st_size / 1024:,.0f} KiB): one self-contained HTML "
+                  "file, open it in any browser")
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

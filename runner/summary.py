@@ -58,14 +58,20 @@ def one_per_trial(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def bounded_stats(values: pd.Series, censored: pd.Series) -> dict[str, str]:
-    """Total, median and max of ``values``, marked ``>=`` where censored values make them bounds."""
+    """Total, median and max of ``values``, marked ``>=`` where censored values make them bounds.
+
+    Censored values are lower bounds. The total and the max are bounds as soon
+    as one value is censored; the median is one when a censored value is at or
+    below the upper middle value (raising it could move the median).
+    """
     values = values.astype("float64")
     cens = values[censored.to_numpy()]
-    median = values.median()
+    ordered = values.dropna().sort_values()
+    upper_middle = ordered.iloc[len(ordered) // 2] if len(ordered) else float("nan")
     any_cens = bool(censored.any())
     return {
         "total": fmt_int(values.sum(), any_cens),
-        "median": fmt_int(median, bool((cens <= median).any())),
+        "median": fmt_int(values.median(), bool((cens <= upper_middle).any())),
         "max": fmt_int(values.max(), any_cens),
     }
 

@@ -1,0 +1,550 @@
+"""Plots of btlab results: start-square heatmaps, scaling, time against nodes, tours, placements.
+
+Every function returns a :class:`matplotlib.figure.Figure` and, given
+``path`` (a ``.png`` or ``.svg`` file, or a list of them), also saves it
+there. Figures are made without :mod:`matplotlib.pyplot` (no GUI, no global
+state; PNG goes through the Agg renderer), so they are safe in scripts,
+servers and worker processes; in a notebook, display the returned figure.
+
+Censored trials (status ``node_limit`` / ``time_limit``) show lower bounds:
+heatmaps hatch their cells and write their values ``≥N``; line and scatter
+plots draw them as open markers.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Sequence
+
+import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.colors import LogNorm, Normalize, SymLogNorm
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Circle, Patch, Rectangle
+
+from . import analysis
+
+#: Resolution of saved PNGs (dots per inch).
+DPI = 120
+#: Boards up to this many rows and columns get their values written in the cells.
+ANNOTATE_MAX = 12
+_LABELS = {
+    "nodes": "nodes (placements)", "backtracks": "backtracks", "dead_ends": "dead ends",
+    "checks": "checks (squares tested)", "solutions": "solutions", "max_depth": "max depth",
+    "wall_ns": "wall time (s)", "cpu_ns": "CPU time (s)",
+    "reduction": "reduction (baseline - treatment)",
+    "ratio": "ratio (treatment / baseline)",
+}
+_LIGHT, _DARK = "#f0d9b5", "#b58863"  # the usual light and dark squares of a chessboard
+
+
+def label(metric: str) -> str:
+    """Axis label of a metric (timings in seconds)."""
+    return _LABELS.get(metric, metric.replace("_", " "))
+
+
+def save(fig: Figure, path: str | Path | Sequence[str | Path]) -> list[Path]:
+    """Save ``fig`` to each path (``.png`` at :data:`DPI`, or ``.svg``); returns the paths.
+
+    Raises:
+        ValueError: a path ends in something other than ``.png`` or ``.svg``.
+    """
+    paths = [Path(path)] if isinstance(path, (str, Path)) else [Path(p) for p in path]
+    for p in paths:
+        if p.suffix.lower() not in (".png", ".svg"):
+            raise ValueError(f"{p}: plots are saved as .png or .svg, not {p.suffix or '(none)'}")
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(p, dpi=DPI, format=p.suffix[1:].lower(), bbox_inches="tight",
+                    metadata={"Software": None} if p.suffix.lower() == ".png" else None)
+    return paths
+
+
+def _done(fig: Figure, path) -> Figure:
+    if path is not None:
+        save(fig, path)
+    return fig
+
+
+def _scale(metric: str, values):
+    """Timings in ns -> seconds; other metrics unchanged."""
+    return values / 1e9 if metric.endswith("_ns") else values
+
+
+def _describe(filters: dict[str, Any]) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in filters.items())
+
+
+def _compact(v: float, metric: str, mark: str = "") -> str:
+    """A short cell label: 46, 1.9k, 16.5k, 1.0M; timings as 380us, 1.2ms, 0.64s.
+
+    A lower bound (``mark`` ``>=``) is rounded down and an upper bound (``<=``)
+    up, so the label stays a true bound: 999,945 with ``>=`` is ``999k``.
+    """
+    direction = {">=": math.floor, "<=": math.ceil}.get(mark)
+    units = ((("s", 1e9), ("ms", 1e6), ("us", 1e3), ("ns", 1.0)) if metric.endswith("_ns")
+             else (("M", 1e6), ("k", 1e3), ("", 1.0)))
+    a = abs(v)
+    if a == 0 or not math.isfinite(v):
+        return "0" if a == 0 else str(v)
+    i = next((k for k, (_, scale) in enumerate(units) if a >= scale), len(units) - 1)
+    unit, scale = units[i]
+    x = v / scale
+    if unit == "" and not float(v).is_integer():
+        digits = max(0, 1 - math.floor(math.log10(a)))  # two significant digits
+    else:
+        digits = 1 if abs(x) < 10 and unit else 0
+    if direction is None:
+        text = f"{x:.{digits}f}"
+        if abs(float(text)) >= 1000 and i > 0:  # 999,950 would read 1000k: 1.0M
+            unit, scale = units[i - 1]
+            text = f"{v / scale:.1f}"
+        return text + unit
+    step = 10 ** digits
+    return f"{direction(x * step) / step:.{digits}f}{unit}"
+
+
+# --------------------------------------------------------------------------- heatmap
+
+
+def heatmap(df: pd.DataFrame, metric: str = "backtracks", *, title: str | None = None,
+            annotate: bool | None = None, cmap: str = "viridis", vmax: float | None = None,
+            path=None, **filters: Any) -> Figure:
+    """A knight's-tour metric over the start squares of one board, on a log colour scale.
+
+    Args:
+        df: rows as :func:`runner.analysis.load` returns them, or the
+            ``trials`` of a :class:`runner.analysis.Comparison` (then the
+            ``<metric>_bound`` column marks the bounds, e.g. ``reduction``).
+        metric: the metric column (timings are shown in seconds).
+        title: the title; default names the metric, board and filters.
+        annotate: write each cell's value; default: boards up to
+            :data:`ANNOTATE_MAX` x :data:`ANNOTATE_MAX`.
+        cmap: a matplotlib colour map (a diverging one is used when values
+            are negative).
+        vmax: the top of the colour scale (in the metric's unit, timings in
+            ns), to give several heatmaps one scale; default: the largest value.
+        path: where to save (``.png`` / ``.svg``, or a list), or None.
+        **filters: column=value filters leaving one board and one trial per
+            start square (see :func:`runner.analysis.start_grid`).
+
+    Returns:
+        The Figure: one image of rows x cols cells (row 0 at the top), a
+        colour bar (symmetric log scale, so 0 is shown; log scale when all
+        values are positive), cells of censored trials hatched and written
+        ``≥N``, failed trials grey and written ``err``.
+
+    Raises:
+        ValueError: as :func:`runner.analysis.start_grid`.
+    """
+    grid = analysis.start_grid(df, metric, **filters)
+    values = _scale(metric, grid.to_numpy(dtype="float64"))
+    rows, cols = values.shape
+    marks = np.full(values.shape, "", dtype=object)
+    errors = np.zeros(values.shape, dtype=bool)
+    if "status" in df.columns:
+        status = analysis.start_grid(df, "status", **filters).to_numpy(dtype=object)
+        marks[np.isin(status, analysis.CENSORED)] = ">="
+        errors = status == "error"
+    elif f"{metric}_bound" in df.columns:
+        bounds = analysis.start_grid(df, f"{metric}_bound", **filters).to_numpy(dtype=object)
+        for b in (">=", "<="):
+            marks[bounds == b] = b
+        marks[bounds == "unknown"] = "?"
+    finite = values[np.isfinite(values)]
+    lo = float(finite.min()) if finite.size else 0.0
+    hi = float(finite.max()) if finite.size else 1.0
+    if vmax is not None:
+        hi = max(hi, float(_scale(metric, vmax)))
+    if lo < 0:
+        m = max(abs(lo), abs(hi), 1.0)
+        norm: Normalize = SymLogNorm(linthresh=1.0, linscale=0.5, vmin=-m, vmax=m, base=10)
+        cmap = "RdBu_r" if cmap == "viridis" else cmap
+    elif lo > 0 and (lo < 1 or hi / lo > 10):
+        norm = LogNorm(vmin=lo, vmax=max(hi, lo * 10))
+    else:
+        positive = finite[finite > 0]
+        smallest = float(positive.min()) if positive.size else 1.0
+        linthresh = min(1.0, smallest) if not metric.endswith("_ns") else max(smallest, 1e-6)
+        norm = SymLogNorm(linthresh=linthresh, linscale=0.5, vmin=0, vmax=max(hi, 10 * linthresh),
+                          base=10)
+    colours = matplotlib.colormaps[cmap].with_extremes(bad="#d9d9d9")
+    cell = 0.62 if max(rows, cols) <= ANNOTATE_MAX else max(0.16, 7.5 / max(rows, cols))
+    fig = Figure(figsize=(max(4.8, cols * cell + 2.2), max(3.8, rows * cell + 1.2)),
+                 layout="constrained")
+    ax = fig.add_subplot()
+    image = ax.imshow(np.ma.masked_invalid(values), cmap=colours, norm=norm, origin="upper",
+                      interpolation="nearest", aspect="equal")
+    step = 1 if max(rows, cols) <= 16 else math.ceil(max(rows, cols) / 12)
+    ax.set_xticks(range(0, cols, step))
+    ax.set_yticks(range(0, rows, step))
+    ax.tick_params(length=0, labelsize=9)
+    ax.set_xticks(np.arange(-0.5, cols, 1), minor=True)
+    ax.set_yticks(np.arange(-0.5, rows, 1), minor=True)
+    ax.grid(which="minor", color="white", linewidth=0.6 if max(rows, cols) <= 30 else 0)
+    ax.tick_params(which="minor", length=0)
+    ax.xaxis.set_ticks_position("top")
+    ax.xaxis.set_label_position("top")
+    ax.set_xlabel("start column", fontsize=10)
+    ax.set_ylabel("start row", fontsize=10)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    annotate = max(rows, cols) <= ANNOTATE_MAX if annotate is None else annotate
+    fontsize = 8 if max(rows, cols) <= 8 else 7 if max(rows, cols) <= 10 else 6
+    raw = grid.to_numpy(dtype="float64")
+    for r in range(rows):
+        for c in range(cols):
+            if marks[r, c]:
+                shade = (colours(norm(values[r, c])) if np.isfinite(values[r, c])
+                         else (0.85, 0.85, 0.85, 1))
+                dark = 0.299 * shade[0] + 0.587 * shade[1] + 0.114 * shade[2] > 0.5
+                ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, hatch="///",
+                                       edgecolor=(0, 0, 0, 0.35) if dark else (1, 1, 1, 0.5),
+                                       linewidth=0))
+            if not annotate:
+                continue
+            v = values[r, c]
+            if errors[r, c]:
+                text, colour = "err", "black"
+            elif not np.isfinite(v):
+                continue
+            else:
+                mark = {">=": "≥", "<=": "≤", "?": "?"}.get(marks[r, c], "")
+                text = mark + _compact(raw[r, c], metric, marks[r, c])
+                red, green, blue, _ = colours(norm(v))
+                colour = "black" if 0.299 * red + 0.587 * green + 0.114 * blue > 0.5 else "white"
+            ax.text(c, r, text, ha="center", va="center", fontsize=fontsize, color=colour,
+                    fontweight="bold" if marks[r, c] else "normal")
+    bar = fig.colorbar(image, ax=ax, shrink=0.9, pad=0.02)
+    scale = "log scale" if isinstance(norm, LogNorm) else "symmetric log scale"
+    bar.set_label(f"{label(metric)} ({scale})", fontsize=9)
+    bar.ax.tick_params(labelsize=8)
+    if title is None:
+        board = f"{rows} x {cols}"
+        shown = {k: v for k, v in filters.items() if k not in ("rows", "cols")}
+        title = f"{label(metric)} by start square, {board}" + (
+            f"\n{_describe(shown)}" if shown else "")
+    ax.set_title(title, fontsize=11, pad=8)
+    handles = []
+    if (marks != "").any():
+        what = ("censored: value is a lower bound" if "status" in df.columns
+                else "bound (≥ lower, ≤ upper, ? unknown)")
+        handles.append(Patch(facecolor="#777777", edgecolor="white", hatch="///", label=what))
+    if errors.any():
+        handles.append(Patch(facecolor="#d9d9d9", label="error"))
+    if handles:
+        fig.legend(handles=handles, loc="outside lower center", fontsize=8, frameon=False,
+                   ncols=len(handles))
+    return _done(fig, path)
+
+
+# --------------------------------------------------------------------------- scaling
+
+
+def size_axis(df: pd.DataFrame) -> tuple[pd.Series, str]:
+    """The problem size of each row and its axis label.
+
+    ``n`` for N-Queens; for the knight's tour ``n`` of n x n boards when every
+    board is square, else the number of squares rows x cols.
+    """
+    if "n" in df.columns and df["n"].notna().all():
+        return df["n"].astype(int), "n (board n x n)"
+    if "rows" in df.columns and "cols" in df.columns:
+        if (df["rows"] == df["cols"]).all():
+            return df["rows"].astype(int), "board size n (n x n)"
+        return (df["rows"] * df["cols"]).astype(int), "board squares (rows x cols)"
+    raise ValueError("no size column: expected n (N-Queens) or rows and cols (knight's tour)")
+
+
+def _series_by(df: pd.DataFrame, by: str | None) -> str | None:
+    if by is not None:
+        return by
+    for candidate in ("strategy", "heuristic", "tie_break", "mode", "source"):
+        if candidate in df.columns and df[candidate].nunique() > 1:
+            return candidate
+    return None
+
+
+def metric_vs_size(df: pd.DataFrame, metric: str = "nodes", *, by: str | None = "strategy",
+                   title: str | None = None, path=None, **filters: Any) -> Figure:
+    """A metric against the problem size, one line per value of ``by``, log y.
+
+    Each point is the median over the trials of that size and series
+    (start squares, other parameters; repeats folded first); a band spans
+    their min to max. A point whose median a censored trial could still move
+    is an open triangle: a lower bound.
+
+    Args:
+        df: rows as :func:`runner.analysis.load` returns them.
+        metric: the metric (timings in seconds).
+        by: the column naming the series (default ``strategy``; None: the
+            first varying of strategy, heuristic, tie_break, mode, source).
+        title: the title (default names metric and filters).
+        path: where to save, or None.
+        **filters: column=value filters applied first.
+
+    Returns:
+        The Figure (x: ``n`` or board squares, see :func:`size_axis`; y: log,
+        symmetric log when a value is 0).
+
+    Raises:
+        ValueError: a missing column, or no trial matches the filters.
+    """
+    t = analysis.aggregate_repeats(analysis.select(df, filters))
+    t = t[t["status"].astype("object") != "error"]
+    by = _series_by(t, by) if by is None or by in t.columns else _series_by(t, None)
+    size, xlabel = size_axis(t)
+    t = t.assign(_size=size.to_numpy(), _value=_scale(metric, t[metric].astype("float64")),
+                 _cens=analysis.is_censored(t).to_numpy())
+    fig = Figure(figsize=(7.2, 4.6), layout="constrained")
+    ax = fig.add_subplot()
+    groups = t.groupby(by, observed=True, sort=True) if by else [("all", t)]
+    colours = matplotlib.colormaps["tab10"]
+    any_bound = False
+    series: list[Any] = []
+    for i, (name, sub) in enumerate(groups):
+        stats = sub.groupby("_size")["_value"].agg(["median", "min", "max"])
+        bound = pd.Series({s: bool((g.loc[g["_cens"], "_value"]
+                                    <= g["_value"].sort_values().iloc[len(g) // 2]).any())
+                           for s, g in sub.groupby("_size")})
+        colour = colours(i % 10)
+        style = ("-", "--", "-.", ":")[i % 4]  # dashes let a covered line show through
+        ax.plot(stats.index, stats["median"], style, color=colour, lw=1.8)
+        series.append(Line2D([], [], color=colour, marker="o", ls=style, lw=1.8,
+                             label=f"{by} = {name}" if by else "median"))
+        exact = ~bound.reindex(stats.index).to_numpy()
+        ax.plot(stats.index[exact], stats["median"][exact], "o", color=colour, ms=6)
+        if (~exact).any():
+            any_bound = True
+            ax.plot(stats.index[~exact], stats["median"][~exact], "^", mfc="white", color=colour,
+                    ms=8, mew=1.6)
+        if (stats["max"] > stats["min"]).any():
+            ax.fill_between(stats.index, stats["min"], stats["max"], color=colour, alpha=0.15,
+                            lw=0)
+    values = t["_value"]
+    if (values <= 0).any():
+        ax.set_yscale("symlog", linthresh=1.0 if not metric.endswith("_ns") else 1e-6)
+    else:
+        ax.set_yscale("log")
+    sizes = sorted(t["_size"].unique())
+    if len(sizes) <= 20:
+        ax.set_xticks(sizes)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(f"{label(metric)}, median, log scale")
+    ax.grid(True, which="major", alpha=0.35)
+    ax.grid(True, which="minor", alpha=0.12)
+    handles = series
+    if any_bound:
+        handles.append(Line2D([], [], marker="^", ls="", mfc="white", color="#444", ms=8,
+                              label="censored: lower bound"))
+    if len(t.groupby("_size")) and (t.groupby(["_size", by] if by else "_size").size() > 1).any():
+        handles.append(Patch(color="#999", alpha=0.3, label="min to max"))
+    ax.legend(handles=handles, fontsize=9, loc="best")
+    if title is None:
+        what = label(metric).replace(" (s)", "")
+        title = f"{what[0].upper()}{what[1:]} against {xlabel.split(' (')[0]}" + (
+            f" ({_describe(filters)})" if filters else "")
+    ax.set_title(title, fontsize=11)
+    return _done(fig, path)
+
+
+def time_vs_nodes(df: pd.DataFrame, *, by: str | None = None, time: str = "wall_ns",
+                  title: str | None = None, path=None, **filters: Any) -> Figure:
+    """Time against nodes, one point per trial (repeats folded: median time), log-log.
+
+    A dashed line marks the median speed (nodes per second) over all trials.
+
+    Args:
+        df: rows as :func:`runner.analysis.load` returns them.
+        by: the column colouring the points (default: the first varying of
+            strategy, heuristic, tie_break, mode, source).
+        time: ``wall_ns`` (default) or ``cpu_ns``.
+        title, path, **filters: as for :func:`heatmap`.
+
+    Returns:
+        The Figure; censored trials are open markers.
+    """
+    t = analysis.aggregate_repeats(analysis.select(df, filters))
+    t = t[(t["status"].astype("object") != "error") & (t["nodes"] > 0) & (t[time] > 0)]
+    by = _series_by(t, by)
+    fig = Figure(figsize=(7.2, 4.8), layout="constrained")
+    ax = fig.add_subplot()
+    colours = matplotlib.colormaps["tab10"]
+    groups = t.groupby(by, observed=True, sort=True) if by else [("all", t)]
+    any_cens = False
+    for i, (name, sub) in enumerate(groups):
+        cens = analysis.is_censored(sub).to_numpy()
+        x, y = sub["nodes"].to_numpy(float), sub[time].to_numpy(float) / 1e9
+        colour = colours(i % 10)
+        name = f"{by} = {name}" if by else "trials"
+        if (~cens).any():
+            ax.scatter(x[~cens], y[~cens], s=22, color=colour, alpha=0.7, edgecolor="none",
+                       label=name)
+        if cens.any():
+            any_cens = True
+            ax.scatter(x[cens], y[cens], s=30, facecolor="none", edgecolor=colour, lw=1.2,
+                       label=None if (~cens).any() else name)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    if len(t):
+        rate = float((t["nodes"] / (t[time] / 1e9)).median())
+        xs = np.geomspace(t["nodes"].min(), t["nodes"].max(), 50)
+        ax.plot(xs, xs / rate, "--", color="#555", lw=1,
+                label=f"median speed {rate:,.0f} nodes/s")
+    ax.set_xlabel(f"{label('nodes')}, log scale")
+    ax.set_ylabel(f"{label(time)}, log scale")
+    ax.grid(True, which="major", alpha=0.35)
+    handles, _ = ax.get_legend_handles_labels()
+    if any_cens:
+        handles.append(Line2D([], [], marker="o", ls="", mfc="none", color="#444",
+                              label="censored (stopped at a budget)"))
+    ax.legend(handles=handles, fontsize=9, loc="upper left")
+    if title is None:
+        title = f"{'Wall' if time == 'wall_ns' else 'CPU'} time against nodes, one point per trial"
+        title += f" ({_describe(filters)})" if filters else ""
+    ax.set_title(title, fontsize=11)
+    return _done(fig, path)
+
+
+# --------------------------------------------------------------------------- boards
+
+
+def _board(ax, rows: int, cols: int) -> None:
+    light = np.indices((rows, cols)).sum(axis=0) % 2 == 0
+    ax.imshow(np.where(light, 1, 0), cmap=matplotlib.colors.ListedColormap([_DARK, _LIGHT]),
+              vmin=0, vmax=1, origin="upper", interpolation="nearest", extent=(
+                  -0.5, cols - 0.5, rows - 0.5, -0.5))
+    ax.set_xticks(range(cols))
+    ax.set_yticks(range(rows))
+    ax.tick_params(length=0, labelsize=8 if max(rows, cols) <= 16 else 6)
+    if max(rows, cols) > 16:
+        step = math.ceil(max(rows, cols) / 12)
+        ax.set_xticks(range(0, cols, step))
+        ax.set_yticks(range(0, rows, step))
+    ax.xaxis.set_ticks_position("top")
+    ax.set_xlim(-0.5, cols - 0.5)
+    ax.set_ylim(rows - 0.5, -0.5)
+    for spine in ax.spines.values():
+        spine.set_edgecolor("#5a3e28")
+
+
+def knight_tour(row: Any = None, *, solution: Sequence[int] | None = None,
+                rows: int | None = None, cols: int | None = None, title: str | None = None,
+                path=None) -> Figure:
+    """A knight's tour drawn over the board, squares numbered in visiting order.
+
+    Args:
+        row: a results row (a Series or namedtuple with ``solution``,
+            ``rows``, ``cols``; its ``heuristic`` and start square go into
+            the title), or None to give the tour directly:
+        solution: the squares visited, as indices ``row * cols + col``.
+        rows, cols: the board size.
+        title: the title (default: board, start, heuristic, length).
+        path: where to save, or None.
+
+    Returns:
+        The Figure: a chessboard, the path as a line through the square
+        centres, every square numbered 1..len(tour) (on boards up to 16 x 16),
+        the start circled green and the last square red.
+
+    Raises:
+        ValueError: no tour is given, or a square is off the board.
+    """
+    info: dict[str, Any] = {}
+    if row is not None:
+        get = row.get if hasattr(row, "get") else lambda k, d=None: getattr(row, k, d)
+        solution = get("solution") if solution is None else solution
+        rows = int(get("rows")) if rows is None else rows
+        cols = int(get("cols")) if cols is None else cols
+        info = {k: get(k) for k in ("heuristic", "strategy", "start_row", "start_col",
+                                    "tie_break", "backtracks") if get(k) is not None}
+    if solution is None or rows is None or cols is None or len(solution) == 0:
+        raise ValueError("knight_tour: give a results row with a solution, or solution=, "
+                         "rows= and cols=")
+    squares = [int(s) for s in solution]
+    if not all(0 <= s < rows * cols for s in squares):
+        raise ValueError(f"knight_tour: a square index is off the {rows} x {cols} board")
+    rr = np.array([s // cols for s in squares])
+    cc = np.array([s % cols for s in squares])
+    size = max(rows, cols)
+    fig = Figure(figsize=(max(4.2, 0.62 * cols + 1.2), max(4.4, 0.62 * rows + 1.5)),
+                 layout="constrained")
+    ax = fig.add_subplot()
+    _board(ax, rows, cols)
+    ax.plot(cc, rr, "-", color="#1f3b73", lw=1.6 if size <= 16 else 0.9, alpha=0.85, zorder=2)
+    radius = 0.33
+    ax.add_patch(Circle((cc[0], rr[0]), radius, facecolor="#2e9e4a", edgecolor="white", zorder=3))
+    ax.add_patch(Circle((cc[-1], rr[-1]), radius, facecolor="#c0392b", edgecolor="white",
+                        zorder=3))
+    if size <= 16:
+        fs = 9 if size <= 8 else 7 if size <= 12 else 5.5
+        for k, (r, c) in enumerate(zip(rr, cc), 1):
+            endpoint = k in (1, len(squares))
+            ax.text(c, r, str(k), ha="center", va="center", fontsize=fs, zorder=4,
+                    color="white" if endpoint else "black",
+                    fontweight="bold" if endpoint else "normal",
+                    bbox=None if endpoint else dict(boxstyle="circle,pad=0.12", fc="white",
+                                                    ec="none", alpha=0.8))
+    if title is None:
+        parts = [f"Knight's tour, {rows} x {cols}"]
+        if "start_row" in info:
+            parts.append(f"from ({info['start_row']}, {info['start_col']})")
+        else:
+            parts.append(f"from ({rr[0]}, {cc[0]})")
+        title = " ".join(parts)
+        extra = [f"{k} = {info[k]}" for k in ("heuristic", "strategy", "tie_break") if k in info]
+        if "backtracks" in info:
+            extra.append(f"{int(info['backtracks']):,} backtracks")
+        if extra:
+            title += "\n" + ", ".join(extra)
+    ax.set_title(title, fontsize=10)
+    fig.legend(handles=[Line2D([], [], marker="o", ls="", color="#2e9e4a", label="start (1)"),
+                       Line2D([], [], marker="o", ls="", color="#c0392b",
+                              label=f"end ({len(squares)})")],
+              loc="outside lower center", ncols=2, fontsize=8, frameon=False)
+    return _done(fig, path)
+
+
+def queens(row: Any = None, *, solution: Sequence[int] | None = None, title: str | None = None,
+           path=None) -> Figure:
+    """An N-Queens placement on its board.
+
+    Args:
+        row: a results row with ``solution`` (the queen's column in each row,
+            row 0 first) and optionally ``n``, ``strategy``; or None to give:
+        solution: the queen column by row.
+        title: the title (default: n and strategy).
+        path: where to save, or None.
+
+    Returns:
+        The Figure: an n x n chessboard with a queen (♛) on each placed square.
+
+    Raises:
+        ValueError: no placement is given, or a column is off the board.
+    """
+    info: dict[str, Any] = {}
+    if row is not None:
+        get = row.get if hasattr(row, "get") else lambda k, d=None: getattr(row, k, d)
+        solution = get("solution") if solution is None else solution
+        info = {k: get(k) for k in ("strategy", "mode") if get(k) is not None}
+    if solution is None or len(solution) == 0:
+        raise ValueError("queens: give a results row with a solution, or solution=")
+    cols_of = [int(c) for c in solution]
+    n = len(cols_of)
+    if not all(0 <= c < n for c in cols_of):
+        raise ValueError(f"queens: a column is off the {n} x {n} board")
+    fig = Figure(figsize=(max(3.8, 0.5 * n + 1.0), max(4.0, 0.5 * n + 1.3)),
+                 layout="constrained")
+    ax = fig.add_subplot()
+    _board(ax, n, n)
+    fs = max(6, min(26, 200 / n))
+    for r, c in enumerate(cols_of):
+        ax.text(c, r + 0.04, "\u265b", ha="center", va="center", fontsize=fs, color="#111",
+                family="DejaVu Sans")
+    if title is None:
+        title = f"{n}-Queens placement" + (f", strategy = {info['strategy']}"
+                                           if "strategy" in info else "")
+    ax.set_title(title, fontsize=10)
+    return _done(fig, path)

@@ -1,0 +1,460 @@
+"""``btlab report``: one self-contained HTML file about a results folder.
+
+The file needs nothing else to be read: styles are inline, every plot is an
+``<img>`` whose ``src`` is a base64 ``data:`` URI (PNG or SVG), and there is
+no script, no web font and no link to fetch. It holds, in order:
+
+1. what was run: the config's name and description, trial and run counts;
+2. the headline tables, exactly as ``btlab show`` prints them (captured from
+   :mod:`runner.summary` and exported as HTML), then a summary table from
+   :func:`runner.analysis.summary` with bounds marked ``>=``;
+3. comparisons against the natural baseline (:data:`COMPARISONS`: every
+   heuristic against ``none``, every strategy against ``recursive``), totals
+   split into exact and bounded parts;
+4. plots that fit the problem: knight's tour -- a heatmap of backtracks over
+   the start squares per heuristic (one colour scale per board), time
+   against nodes, backtracks against board size when boards vary, one
+   example tour per heuristic; N-Queens -- nodes and time against n per
+   strategy, time against nodes, a placement;
+5. failed trials, if any (first line of each message);
+6. the config as stored in the Parquet metadata, and provenance: runs,
+   hosts, btlab / Python / Ray versions, git commits, schema version.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+import yaml
+from matplotlib.figure import Figure
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from . import analysis, plots
+from .store import btlab_version, config_of, part_files, read_meta
+
+#: At most this many heatmaps and example tours go into one report.
+MAX_PLOTS_PER_KIND = 12
+
+_CSS = """
+body { font-family: -apple-system, "Segoe UI", "DejaVu Sans", Helvetica, Arial, sans-serif;
+       margin: 0 auto; max-width: 1180px; padding: 1.5em 2em 4em; color: #1b1b1b;
+       line-height: 1.45; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; }
+h2 { font-size: 1.25em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 2em; }
+h3 { font-size: 1.05em; margin-bottom: 0.3em; }
+p.lead { color: #444; margin-top: 0; }
+p.note { color: #555; font-size: 0.9em; }
+table.data { border-collapse: collapse; font-size: 0.86em; margin: 0.6em 0 1.2em; }
+table.data th, table.data td { border: 1px solid #d0d0d0; padding: 3px 8px; }
+table.data td { text-align: right; font-variant-numeric: tabular-nums; }
+table.data th { background: #f3f3f3; }
+table.data td.text, table.data th.text { text-align: left; }
+table.data td.bound { background: #fff4d6; }
+table.data td:first-child { text-align: left; }
+table.data caption { caption-side: top; text-align: left; font-size: 0.95em; color: #333;
+                     padding-bottom: 0.3em; font-style: italic; }
+div.wide { overflow-x: auto; max-width: 100%; }
+pre { background: #f7f7f7; border: 1px solid #e1e1e1; padding: 0.8em; overflow-x: auto;
+      font-size: 0.82em; }
+.figures { display: flex; flex-wrap: wrap; gap: 1.2em; align-items: flex-start; }
+figure { margin: 0; }
+figure img { width: 100%; height: auto; border: 1px solid #e5e5e5; }
+figure.heatmap { width: 540px; } figure.wide { width: 760px; } figure.board { width: 420px; }
+figcaption { font-size: 0.85em; color: #444; }
+dl.kv { display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; }
+dl.kv dt { font-weight: 600; } dl.kv dd { margin: 0; }
+"""
+
+
+def write_report(results: str | Path, out: str | Path = "report.html") -> Path:
+    """Write the HTML report of a results folder to ``out``; returns ``out`` as a Path.
+
+    Raises:
+        ResultsError: ``results`` holds no btlab results.
+    """
+    out = Path(out)
+    text = render_report(results)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(out)
+    return out
+
+
+def render_report(results: str | Path) -> str:
+    """The HTML report of a results folder, as one string (see the module docstring).
+
+    Raises:
+        ResultsError: ``results`` holds no btlab results.
+    """
+    folder = Path(results)
+    df = analysis.load(folder)
+    config = config_of(folder)
+    problem = str(df["problem"].iloc[0]) if len(df) else config.get("problem", "?")
+    name = config.get("name") or folder.name
+    sections: list[str] = []
+    runs = df["run_id"].nunique() if "run_id" in df.columns else 0
+    repeats = int(df["repeat"].max()) + 1 if "repeat" in df.columns and len(df) else 1
+    lead = (f"{len(df):,} trials of <b>{_e(problem)}</b> from <code>{_e(folder)}</code>, "
+            f"{runs} run(s)" + (f", {repeats} repeats per trial" if repeats > 1 else "")
+            + f"; report made {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by btlab "
+            f"{_e(btlab_version())}.")
+    if config.get("description"):
+        lead = f"{_e(config['description'])}<br>{lead}"
+    sections.append(_headline(df))
+    sections.append(_comparisons(df, problem))
+    plot_section = {"knights_tour": _knight_plots, "n_queens": _queens_plots}.get(problem)
+    if plot_section is not None:
+        sections.append(plot_section(df))
+    sections.append(_errors(df))
+    sections.append(_config_and_provenance(df, folder, config))
+    body = "\n".join(s for s in sections if s)
+    return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            f"<title>btlab report: {_e(name)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
+            f"<h1>btlab report: {_e(name)}</h1>\n<p class=\"lead\">{lead}</p>\n{body}\n"
+            f"</body>\n</html>\n")
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value))
+
+
+def _table(frame: pd.DataFrame, index: bool = True) -> str:
+    text = frame.to_html(classes="data", border=0, index=index, na_rep="-", escape=True)
+    text = text.replace('<table border="0" class="dataframe data">', '<table class="data">')
+    return re.sub(r"<td>(&gt;=|&lt;=|unknown)", r'<td class="bound">\1', text)
+
+
+class _Collector(Console):
+    """A Console that keeps what is printed (rich Tables, text) instead of drawing it."""
+
+    def __init__(self) -> None:
+        super().__init__(file=io.StringIO(), width=150, highlight=False)
+        self.items: list[Any] = []
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:  # noqa: A003 - Console's name
+        self.items.extend(objects)
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, Text):
+        return value.plain
+    return Text.from_markup(value).plain if isinstance(value, str) else str(value)
+
+
+def rich_table_html(table: Table) -> str:
+    """A rich Table as an HTML table (title as caption, cells as plain text).
+
+    Cells whose text starts with ``>=`` (lower bounds) get the class ``bound``.
+    """
+    columns = table.columns
+    head = "".join(f'<th class="{"text" if c.justify == "left" else ""}">{_e(_plain(c.header))}'
+                   "</th>" for c in columns)
+    cells = [list(c.cells) for c in columns]
+    body = []
+    for i in range(table.row_count):
+        tds = []
+        for col, values in zip(columns, cells):
+            text = _plain(values[i]) if i < len(values) else ""
+            cls = " ".join(x for x in ("text" if col.justify == "left" else "",
+                                       "bound" if text.startswith((">=", "<=")) else "") if x)
+            tds.append(f'<td class="{cls}">{_e(text)}</td>' if cls else f"<td>{_e(text)}</td>")
+        body.append("<tr>" + "".join(tds) + "</tr>")
+    caption = f"<caption>{_e(_plain(table.title))}</caption>" if table.title else ""
+    return (f'<table class="data">{caption}<thead><tr>{head}</tr></thead><tbody>'
+            + "".join(body) + "</tbody></table>")
+
+
+def _headline(df: pd.DataFrame) -> str:
+    from .summary import HEADLINES, print_headline
+
+    parts = ["<h2>Headline</h2>"]
+    problem = str(df["problem"].iloc[0]) if len(df) else ""
+    if problem in HEADLINES:
+        console = _Collector()
+        print_headline(df, console)
+        parts.append('<p class="note">The tables <code>btlab show</code> prints. Trials stopped '
+                     'at a budget are <i>censored</i>: their counters are lower bounds, '
+                     'written <code>&gt;=N</code> (shaded).</p>')
+        grids = []
+        for item in console.items:
+            if isinstance(item, Table):
+                html_table = rich_table_html(item)
+                if _plain(item.title).startswith("backtracks by start square"):
+                    filled = sum(bool(_plain(v).strip()) for c in item.columns[1:]
+                                 for v in c.cells)
+                    if filled >= 2:  # a grid with one start square says nothing new
+                        grids.append(html_table)
+                else:
+                    parts.append(html_table)
+            else:
+                parts.append(f'<p class="note">{_e(_plain(item))}</p>')
+        if grids:
+            parts.append('<div class="figures">' + "\n".join(grids) + "</div>")
+    parts.append("<h3>Summary by group</h3>")
+    parts.append('<p class="note">Counts by status, then min / median / mean / max per metric '
+                 '(repeats folded: counters from the first repeat, timings the median over '
+                 'repeats; failed trials left out of the statistics). <code>&gt;=</code> marks '
+                 'a statistic that censored trials make a lower bound.</p>')
+    try:
+        metrics = [m for m in ("nodes", "backtracks", "wall_ns") if m in df.columns]
+        table = analysis.summary(df, metrics=metrics, marks=True)
+        tables = [_table(table["trials"].reset_index(), index=False)]
+        for m in metrics:
+            title = plots.label(m).replace(" (s)", "")
+            tables.append(f"<div><b>{_e(title)}</b>"
+                          + _table(table[m].reset_index(), index=False) + "</div>")
+        parts.append('<div class="figures">' + "\n".join(tables) + "</div>")
+    except ValueError as exc:
+        parts.append(_skipped("summary", exc))
+    return "\n".join(parts)
+
+
+#: The comparisons a report makes when the column varies: (column, baseline, metrics).
+COMPARISONS = {
+    "knights_tour": [("heuristic", "none", ("backtracks", "nodes")),
+                     ("strategy", "recursive", ("nodes", "wall_ns"))],
+    "n_queens": [("strategy", "recursive", ("nodes", "wall_ns"))],
+}
+
+
+def _comparisons(df: pd.DataFrame, problem: str) -> str:
+    return "\n".join(_comparison(df, column, baseline, metrics)
+                     for column, baseline, metrics in COMPARISONS.get(problem, []))
+
+
+def _comparison(df: pd.DataFrame, column: str, baseline: str, metrics: tuple[str, ...]) -> str:
+    if column not in df.columns:
+        return ""
+    values = [v for v in df[column].astype("object").dropna().unique()]
+    if baseline not in values or len(values) < 2:
+        return ""
+    parts = [f"<h2>Comparisons against {column} = {_e(baseline)}</h2>",
+             '<p class="note">Trials matched on every other parameter (repeats folded: '
+             'timings are the median over repeats). '
+             '<b>ratio</b> = treatment / baseline, <b>reduction</b> = baseline &minus; treatment. '
+             'Where the baseline stopped at a budget its true value is larger, so the ratio is an '
+             'upper bound (<code>&lt;=</code>) and the reduction a lower bound '
+             '(<code>&gt;=</code>); where the treatment stopped, the other way round; where both '
+             'did, nothing is known. The <i>exact</i> row sums only pairs where both sides '
+             'finished; <i>all</i> sums every pair.</p>']
+    for value in values:
+        if value == baseline:
+            continue
+        for metric in metrics:
+            try:
+                cmp = analysis.compare(df, {column: baseline}, {column: value}, metric=metric)
+            except ValueError as exc:
+                parts.append(_skipped(f"{column} = {value}, {metric}", exc))
+                continue
+            title = plots.label(metric).replace(" (s)", "")
+            parts.append(f"<h3>{_e(title)}: {column} = {_e(value)} against {_e(baseline)}</h3>")
+            parts.append(_table(cmp.formatted("totals").reset_index(), index=False))
+            lost = {k: v for k, v in cmp.unmatched.items() if v}
+            if lost:
+                parts.append('<p class="note">Unmatched trials, left out: '
+                             + ", ".join(f"{k} {v}" for k, v in lost.items()) + "</p>")
+    return "\n".join(parts)
+
+
+def _knight_plots(df: pd.DataFrame) -> str:
+    parts = ["<h2>Plots</h2>"]
+    labels = [c for c in ("heuristic", "tie_break", "strategy", "mode", "move_order", "closed",
+                          "engine", "source") if c in df.columns
+              and df[c].nunique(dropna=False) > 1]
+    boards = df[["rows", "cols"]].drop_duplicates().sort_values(["rows", "cols"])
+    figures: list[str] = []
+    count = 0
+    for rows, cols in boards.itertuples(index=False):
+        board = df[(df["rows"] == rows) & (df["cols"] == cols)]
+        if len(board[["start_row", "start_col"]].drop_duplicates()) < 2:
+            continue
+        ok = board[board["status"].astype("object") != "error"]["backtracks"]
+        vmax = float(ok.max()) if len(ok) else None
+        groups = board.groupby(labels, observed=True, sort=True) if labels else [((), board)]
+        for key, _ in groups:
+            if count >= MAX_PLOTS_PER_KIND:
+                break
+            key = key if isinstance(key, tuple) else (key,)
+            filters = {"rows": int(rows), "cols": int(cols), **dict(zip(labels, key))}
+            figures.append(_figure(
+                lambda f=filters: plots.heatmap(df, "backtracks", vmax=vmax, **f),
+                f"Backtracks by start square on {rows} x {cols}, "
+                + (", ".join(f"{k} = {v}" for k, v in zip(labels, key)) or "all trials")
+                + ". Log colour scale shared by this board's heatmaps; hatched cells stopped at "
+                "a budget (lower bounds).", "png", "heatmap"))
+            count += 1
+    if figures:
+        parts.append("<h3>Backtracks by start square</h3>")
+        parts.append(_figures(figures))
+    scaling = []
+    if len(boards) > 2:
+        by = next((c for c in ("heuristic", "strategy", "tie_break") if c in labels), None)
+        scaling.append(_figure(lambda: plots.metric_vs_size(df, "backtracks", by=by),
+                               "Backtracks against board size, median over start squares "
+                               "(band: min to max; open triangles: lower bounds).", "svg"))
+        scaling.append(_figure(lambda: plots.metric_vs_size(df, "wall_ns", by=by),
+                               "Wall time against board size.", "svg"))
+    scaling.append(_figure(lambda: plots.time_vs_nodes(df),
+                           "Wall time against nodes, one point per trial (repeats: median "
+                           "time). The dashed line is the median speed; points above it are "
+                           "slower per node.", "png"))
+    parts.append("<h3>Work and time</h3>")
+    parts.append(_figures(scaling))
+    tours = []
+    solved = df[(df["status"].astype("object") == "solved") & df["solution"].notna()]
+    tour_groups = solved.groupby(labels, observed=True, sort=True) if labels else [((), solved)]
+    for key, sub in tour_groups:
+        if len(tours) >= MAX_PLOTS_PER_KIND:
+            break
+        sub = sub.sort_values(["rows", "cols", "start_row", "start_col"])
+        row = sub.iloc[0]
+        key = key if isinstance(key, tuple) else (key,)
+        tours.append(_figure(lambda r=row: plots.knight_tour(r),
+                             "Example tour" + (" for " + ", ".join(
+                                 f"{k} = {v}" for k, v in zip(labels, key)) if labels else "")
+                             + f": the first solved start square, ({int(row['start_row'])}, "
+                             f"{int(row['start_col'])}).", "svg", "board"))
+    if tours:
+        parts.append("<h3>Example tours</h3>")
+        parts.append(_figures(tours))
+    return "\n".join(parts)
+
+
+def _queens_plots(df: pd.DataFrame) -> str:
+    parts = ["<h2>Plots</h2>"]
+    by = next((c for c in ("strategy", "mode", "source") if c in df.columns
+               and df[c].nunique() > 1), None)
+    figures = []
+    if "n" in df.columns and df["n"].nunique() > 1:
+        figures.append(_figure(lambda: plots.metric_vs_size(df, "nodes", by=by),
+                               "Nodes (placements) against n, median per strategy "
+                               "(open triangles: lower bounds).", "svg"))
+        figures.append(_figure(lambda: plots.metric_vs_size(df, "wall_ns", by=by),
+                               "Wall time against n, median over repeats.", "svg"))
+    figures.append(_figure(lambda: plots.time_vs_nodes(df, by=by),
+                           "Wall time against nodes, one point per trial.", "png"))
+    parts.append(_figures(figures))
+    placed = df[df["solution"].notna() & df["status"].astype("object").isin(["solved",
+                                                                             "exhausted"])]
+    placed = placed[placed["solution"].map(lambda s: s is not None and len(s) > 0)]
+    if len(placed):
+        row = placed.sort_values("n" if "n" in placed.columns else "trial_id").iloc[-1]
+        parts.append("<h3>A placement</h3>")
+        parts.append(_figures([_figure(lambda: plots.queens(row),
+                                       "The solution of the largest n solved "
+                                       "(queen column by row, row 0 at the top).", "svg",
+                                       "board")]))
+    return "\n".join(parts)
+
+
+def _errors(df: pd.DataFrame) -> str:
+    failed = df[df["status"].astype("object") == "error"]
+    if failed.empty:
+        return ""
+    shown = failed.head(20)
+    params = [c for c in analysis.parameter_columns(failed) if failed[c].nunique() > 0]
+    table = shown[["trial_id", *params]].copy()
+    table["error"] = shown["error"].fillna("").map(lambda m: m.splitlines()[0] if m else "")
+    return (f"<h2>Failed trials ({len(failed):,})</h2>"
+            + ("" if len(failed) <= 20 else '<p class="note">The first 20.</p>')
+            + _table(table, index=False))
+
+
+def _config_and_provenance(df: pd.DataFrame, folder: Path, config: dict) -> str:
+    parts = ["<h2>Config</h2>",
+             '<p class="note">The expanded config stored in the Parquet metadata '
+             '(<code>btlab.config</code>) of the newest part file.</p>',
+             f"<pre>{_e(_config_yaml(config))}</pre>" if config else '<p class="note">No config in the metadata.</p>']
+    parts.append("<h2>Provenance</h2>")
+    parts_files = part_files(folder)
+    versions = sorted({read_meta(p).get("btlab.schema_version", "?") for p in parts_files})
+    info = {"results folder": str(folder), "part files": f"{len(parts_files):,}",
+            "schema version": ", ".join(versions)}
+    for col, title in (("btlab_version", "btlab version"), ("git_commit", "git commit"),
+                       ("python_version", "Python"), ("ray_version", "Ray"), ("host", "hosts")):
+        if col in df.columns:
+            counts = df[col].astype("object").fillna("(none)").value_counts()
+            info[title] = ", ".join(f"{k} ({v:,} trials)" if len(counts) > 1 else str(k)
+                                    for k, v in counts.items())
+    if "node_id" in df.columns:
+        nodes = df["node_id"].dropna().nunique()
+        info["Ray nodes"] = f"{nodes}" if nodes else "none (serial backend)"
+    parts.append('<dl class="kv">' + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>"
+                                             for k, v in info.items()) + "</dl>")
+    if "run_id" in df.columns:
+        agg = {"trials": ("trial_id", "size")}
+        if "started_at" in df.columns:
+            agg.update(first_start=("started_at", "min"), last_start=("started_at", "max"))
+        for col in ("host", "btlab_version", "git_commit"):
+            if col in df.columns:
+                agg[col] = (col, lambda s: ", ".join(sorted(map(str, s.dropna().unique()))))
+        runs = df.groupby("run_id", observed=True).agg(**agg).reset_index()
+        for col in ("first_start", "last_start"):
+            if col in runs.columns:
+                runs[col] = runs[col].map(lambda t: f"{t:%Y-%m-%d %H:%M:%S} UTC")
+        parts.append("<h3>Runs</h3>")
+        parts.append(_table(runs, index=False))
+    return "\n".join(parts)
+
+
+_CONFIG_ORDER = ("name", "problem", "description", "fixed", "matrix", "exclude", "include",
+                 "budget", "repeats", "seed")
+
+
+def _config_yaml(config: dict) -> str:
+    """The config as YAML, keys in the order a config file lists them."""
+    ordered = {k: config[k] for k in _CONFIG_ORDER if k in config}
+    ordered.update({k: v for k, v in config.items() if k not in ordered})
+    if isinstance(ordered.get("description"), str):
+        ordered["description"] = " ".join(ordered["description"].split())
+    return yaml.safe_dump(ordered, sort_keys=False, allow_unicode=True, width=100,
+                          default_flow_style=None)
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def _figure(make: Callable[[], Figure], caption: str, fmt: str = "png",
+            kind: str = "wide") -> str:
+    """One ``<figure>`` with the plot embedded as a data URI, or a note why it is missing.
+
+    ``kind`` sets the display width: ``heatmap`` (two a row), ``wide`` or ``board``.
+    """
+    try:
+        fig = make()
+    except (ValueError, KeyError) as exc:
+        return _skipped(caption.split(".")[0], exc)
+    uri = figure_data_uri(fig, fmt)
+    return (f'<figure class="{kind}"><img src="{uri}" alt="{_e(caption)}">'
+            f"<figcaption>{_e(caption)}</figcaption></figure>")
+
+
+def figure_data_uri(fig: Figure, fmt: str = "png") -> str:
+    """``data:image/png;base64,...`` (or ``image/svg+xml``) of a Figure."""
+    buf = io.BytesIO()
+    meta = {"Software": None} if fmt == "png" else {"Date": None}
+    fig.savefig(buf, format=fmt, dpi=plots.DPI, bbox_inches="tight", metadata=meta)
+    mime = "image/png" if fmt == "png" else "image/svg+xml"
+    return f"data:{mime};base64,{base64.b64encode(buf.getvalue()).decode('ascii')}"
+
+
+def _figures(items: list[str]) -> str:
+    return '<div class="figures">' + "\n".join(items) + "</div>"
+
+
+def _skipped(what: str, exc: Exception) -> str:
+    return f'<p class="note">{_e(what)}: not shown ({_e(str(exc).splitlines()[0])}).</p>'
