@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import ResultsError
+from .problems import PROBLEMS
 from .store import config_of, load_rows, part_files
 
 #: Statuses of trials stopped by a budget: their counters are lower bounds.
@@ -48,14 +49,12 @@ COUNTERS = ("nodes", "backtracks", "dead_ends", "checks", "solutions", "max_dept
 TIMINGS = ("wall_ns", "cpu_ns")
 #: Parameter columns of each known problem, in the order of the Parquet schema.
 PARAMETERS: dict[str, tuple[str, ...]] = {
-    "knights_tour": ("rows", "cols", "start_row", "start_col", "heuristic", "tie_break",
-                     "strategy", "mode", "move_order", "closed", "engine"),
-    "n_queens": ("n", "strategy", "mode", "unique", "engine"),
-}
+    name: tuple(problem.columns.names) for name, problem in PROBLEMS.items()}
 #: Columns that are never parameters (ids, budget, metrics, solution, provenance).
 NOT_PARAMETERS = frozenset({
     "trial_id", "run_id", "problem", "source", "budget_nodes", "budget_seconds", "seed",
-    "repeat", "repeats", "status", *COUNTERS, *TIMINGS, "solution", "error", "amb_restarts",
+    "repeat", "repeats", "status", *COUNTERS, *TIMINGS, "solution", "error",
+    *{c for problem in PROBLEMS.values() for c in problem.extra_columns}, "compile_ns",
     "candidates", "btlab_version", "git_commit", "python_version", "ray_version", "host",
     "node_id", "pid", "started_at",
 })
