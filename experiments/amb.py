@@ -207,7 +207,10 @@ class Amb:
                 try:
                     result = fn(self)
                     succeeded = True
-                except _Fail:
+                except _Fail as failure:
+                    # The one failure instance is raised again and again; drop
+                    # its traceback, or each raise would add to it.
+                    failure.__traceback__ = None
                     succeeded = False
                 finally:
                     self._in_fn = False
