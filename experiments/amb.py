@@ -31,7 +31,7 @@ recursive search that walks the same tree in the same order.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Iterator, TypeVar
+from typing import Callable, Iterable, Iterator, Sequence, TypeVar
 
 from .core import Budget, Status, StopSearch
 
@@ -138,26 +138,29 @@ class Amb:
         """
         if not self._in_fn:
             raise RuntimeError("amb() called outside Amb.run_all() / Amb.run_first()")
-        if type(choices) not in _INDEXABLE:
-            choices = list(choices)
+        options: Sequence[T]
+        if type(choices) in _INDEXABLE:
+            options = choices  # type: ignore[assignment]
+        else:
+            options = list(choices)
         pos = self._pos
         self._pos = pos + 1
         if pos < len(self._index):
-            if len(choices) != self._count[pos]:  # type: ignore[arg-type]
+            if len(options) != self._count[pos]:
                 raise NondeterministicFunction(
-                    f"choice point {pos} offers {len(choices)} alternatives on "  # type: ignore[arg-type]
+                    f"choice point {pos} offers {len(options)} alternatives on "
                     f"re-execution, {self._count[pos]} when first reached")
             if pos + 1 < self._fresh_from:
                 self.replayed += 1
-            return choices[self._index[pos]]  # type: ignore[index]
-        count = len(choices)  # type: ignore[arg-type]
+            return options[self._index[pos]]
+        count = len(options)
         if not count:
             self._pos = pos
             raise _FAIL
         self._index.append(0)
         self._count.append(count)
         self.choice_points += 1
-        return choices[0]  # type: ignore[index]
+        return options[0]
 
     def require(self, condition: object) -> None:
         """Fail the current branch unless ``condition`` is true.

@@ -32,11 +32,13 @@ Strategies (:data:`STRATEGIES`):
 
 Counters (metrics contract, :mod:`experiments.core`). A *check* is a square
 tested for attack. ``recursive``, ``iterative``, ``amb`` and ``bitmask`` walk
-the same tree in the same order and report equal counters, under any budget:
+the same tree in the same order and report equal counters, under any node
+budget too (a time limit stops each wherever its clock runs out):
 
 * ``nodes``: queens left on the board after their safety test; for n = 8
-  there are 2,056 of them in ``count`` mode (D. E. Knuth, *The Art of Computer
-  Programming* 4B, 2022; OEIS A319235 less the empty root).
+  there are 2,056 of them in ``count`` mode (2,057 tree nodes with the empty
+  root: D. E. Knuth, *The Art of Computer Programming*, section 7.2.2,
+  "Backtrack programming"; OEIS A319235).
 * ``checks``: one per column tried: every placement short of n queens, and the
   empty board, try the n columns of the next row, so an exhausted count makes
   ``n * (1 + nodes - solutions)`` checks (15,720 for n = 8). A search stopped
@@ -650,8 +652,8 @@ def _search_bitmask(n: int, first: bool, unique: bool, budget: Budget) -> Search
     onto that of column n-1-c, placement for placement, so both have the same
     nodes, backtracks, dead ends, checks, solutions and depth. In ``count``
     mode only the columns c < n/2 (and the middle one for odd n) are walked,
-    and their counters are doubled (N. Wirth, *Algorithms + Data Structures =
-    Programs*, 1976, notes the symmetry); every canonical solution (see
+    and their counters are doubled (the middle column's counted once); every
+    canonical solution (see
     :func:`is_canonical`) has its first queen in that half, so ``unique``
     counts are not doubled. The reported counters are those of the full walk,
     identical to ``recursive``'s; ``extra["walked_nodes"]`` is the number of
@@ -755,9 +757,10 @@ def _product(n: int) -> list[int]:
     would share a wrapped diagonal of the seed. A toroidal solution is a
     solution, the seed (column 2r mod 5) is toroidal, so every power is, by
     induction. The seed's queen in the corner (0, 0) puts the 5^k solution in
-    the top-left block of the 5^(k+1) one.
-    (The product of queens solutions goes back to G. Pólya, "Über die
-    'doppelt-periodischen' Lösungen des n-Damen-Problems", 1918.)
+    the top-left block of the 5^(k+1) one. (Toroidal, "doubly periodic",
+    solutions: G. Pólya, "Über die 'doppelt-periodischen' Lösungen des
+    n-Damen-Problems", in W. Ahrens, *Mathematische Unterhaltungen und
+    Spiele* II, 1918.)
 
     Raises:
         ValueError: n is not a power of 5.
