@@ -266,8 +266,8 @@ class TreeLedger:
 
     Counters (as :class:`experiments.core.SearchResult`):
         nodes, checks, solutions, max_depth: counted by the caller through
-        :meth:`place`, ``checks += ...`` and :meth:`solution`, on fresh events
-        only.
+        :meth:`place`, :meth:`add_checks` and :meth:`solution`, on fresh
+        events only.
         backtracks: placements undone whose subtree held no reported solution.
         dead_ends: undone placements that were not solutions and had no child
         (a placement at full depth that is not a solution has none either).
@@ -323,6 +323,21 @@ class TreeLedger:
         self._has_child[depth - 1] = True
         if depth > self.max_depth:
             self.max_depth = depth
+
+    def add_checks(self, count: int) -> None:
+        """Count ``count`` fresh checks, reading the clock every 64 of them.
+
+        Under :class:`Amb` every failed check costs a restart that replays the
+        whole path, so the clock cannot wait for :attr:`Budget.CLOCK_EVERY`
+        placements as in a recursive search.
+
+        Raises:
+            StopSearch: the time budget is spent.
+        """
+        old = self.checks
+        self.checks = new = old + count
+        if (new >> 6) != (old >> 6) and self._budget.out_of_time():
+            raise StopSearch(Status.TIME_LIMIT)
 
     def solution(self) -> None:
         """Report the current path as a solution."""

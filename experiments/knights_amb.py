@@ -71,7 +71,7 @@ def search_amb(board: KnightBoard, start: int, order: Orderer, first: bool, clos
                     cands, _ = order(sq, visited)
             else:
                 cands, looked = order(sq, visited)
-                ledger.checks += looked
+                ledger.add_checks(looked)
                 recorded[depth] = cands
             sq = amb.amb(cands)
             if not amb.replaying:

@@ -314,7 +314,7 @@ def _search_amb(n: int, first: bool, unique: bool, budget: Budget) -> SearchResu
                 amb.require(safe)
             else:
                 ledger.retreat(row)
-                ledger.checks += 1
+                ledger.add_checks(1)
                 amb.require(safe)
                 ledger.place(row + 1)
             col_used[col] = diag[row + col] = anti[row - col + last] = 1
@@ -390,6 +390,9 @@ def _search_functional(n: int, first: bool, unique: bool, budget: Budget) -> Sea
     ``recursive``'s. Extra counters: ``candidates`` (extensions generated,
     equal to ``checks``: each is tested once) and ``max_frontier`` (the
     largest level, in placements held at once -- the memory of the method).
+    Every kept placement stays in memory until its level is extended, so
+    memory grows with ``nodes`` (some 100 bytes each for small n): bound
+    large boards with ``max_nodes``.
     """
     last = n - 1
     cap = budget.node_cap
