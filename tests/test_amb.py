@@ -3,6 +3,8 @@ against plain recursion on the same tree."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from experiments import amb as amb_module
@@ -238,6 +240,14 @@ def test_queens_amb_counters_equal_recursive(n, mode):
     assert amb.extra["amb_restarts"] >= amb.dead_ends
     if n >= 4 and mode == "count":
         assert amb.extra["amb_replayed"] > amb.nodes   # re-execution replays the path
+
+
+def test_queens_amb_time_limit_is_prompt():
+    # Every failed check replays the path, so the clock is read on checks too.
+    started = time.perf_counter()
+    res = solve_queens(300, strategy="amb", max_seconds=0.2)
+    assert res.status is Status.TIME_LIMIT and res.nodes > 0
+    assert time.perf_counter() - started < 5   # a read every 1,024 placements comes far later
 
 
 # ----------------------------------------------- knight's tour amb == recursive
