@@ -3,6 +3,9 @@
 Public entry points:
 
 * :func:`experiments.knights.solve_knights_tour` -- knight's tours.
+* :func:`experiments.queens.solve_queens` -- N-Queens (and
+  :func:`experiments.queens.construct_queens`, solutions without search).
+* :class:`experiments.amb.Amb` -- McCarthy's Amb operator, by re-execution.
 * :mod:`experiments.checker` -- verifies tours and queens placements.
 * :mod:`experiments.core` -- the result contract shared by every solver.
 """

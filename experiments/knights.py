@@ -32,8 +32,10 @@ Whatever is still tied after a tie-break goes by move order.
 
 Strategies walk the same tree in the same order and return equal counters:
 ``recursive`` (a Python function calling itself; deep boards run in a thread
-with a large stack and a raised recursion limit, see :func:`run_deep`) and
-``iterative`` (an explicit stack, no recursion limit).
+with a large stack and a raised recursion limit, see :func:`run_deep`),
+``iterative`` (an explicit stack, no recursion limit) and ``amb`` (McCarthy's
+Amb operator, by re-execution, for small boards; see
+:mod:`experiments.knights_amb`).
 
 Counting (metrics contract, :mod:`experiments.core`): the start square is
 placement 1; ``checks`` counts every onward square looked at, both when the
@@ -59,7 +61,7 @@ DEFAULT_MOVE_ORDER: tuple[tuple[int, int], ...] = (
 
 HEURISTICS = ("none", "warnsdorff", "static_degree")
 TIE_BREAKS = ("move_order", "random", "pohl", "roth")
-STRATEGIES = ("recursive", "iterative")
+STRATEGIES = ("recursive", "iterative", "amb")
 
 #: An ordering function: (square, visited) -> (candidates in the order to try, checks made).
 Orderer = Callable[[int, bytearray], "tuple[list[int], int]"]
@@ -461,8 +463,8 @@ def solve_knights_tour(
         rows, cols: board size (rows x cols), each >= 1.
         start: the start square (row, col), 0-based.
         mode: ``first`` (stop at the first tour) or ``count`` (all tours from start).
-        strategy: ``recursive`` or ``iterative``; ``amb`` lives in
-            :mod:`experiments.amb` and is dispatched from there.
+        strategy: ``recursive``, ``iterative`` or ``amb`` (in
+            :mod:`experiments.knights_amb`; small boards only).
         heuristic: ``none``, ``warnsdorff`` or ``static_degree``.
         tie_break: ``move_order``, ``random``, ``pohl`` or ``roth``.
         move_order: the 8 knight moves (d_row, d_col) in the order to try them.
@@ -491,4 +493,8 @@ def solve_knights_tour(
         return run_deep(call, board.size) if board.size > DEEP_BOARD else call()
     if strategy == "iterative":
         return _search_iterative(board, start_sq, order, first, closed, budget)
+    if strategy == "amb":
+        from .knights_amb import search_amb  # imported here: it imports this module
+        stateful = heuristic != "none" and tie_break == "random"
+        return search_amb(board, start_sq, order, first, closed, budget, stateful)
     raise ValueError(f"unknown knight's tour strategy {strategy!r}; expected one of {STRATEGIES}")
