@@ -14,7 +14,10 @@ from typing import Annotated, Any, Callable, Literal, Mapping, Union
 import pyarrow as pa
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
+from experiments.checker import check_queens, check_tour
 from experiments.core import SearchResult
+from experiments.knights import DEFAULT_MOVE_ORDER, solve_knights_tour, validate_move_order
+from experiments.queens import solve_queens
 
 PositiveInt = Annotated[StrictInt, Field(ge=1)]
 NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
@@ -48,7 +51,6 @@ KNIGHT_MAX_SQUARES = {"recursive": 250_000, "iterative": 4_000_000, "amb": 64}
 
 
 def _eight_moves(value: tuple) -> tuple:
-    from experiments.knights import validate_move_order
     return validate_move_order(value)
 
 
@@ -123,7 +125,6 @@ def _knights_columns(p: Mapping[str, Any]) -> dict[str, Any]:
 
 def parse_move_order(text: str) -> tuple[tuple[int, int], ...]:
     """The ``move_order`` column back as (d_row, d_col) pairs (``default`` = DESIGN's order)."""
-    from experiments.knights import DEFAULT_MOVE_ORDER
     if text == "default":
         return DEFAULT_MOVE_ORDER
     return tuple(tuple(int(v) for v in pair.split(",")) for pair in text.split())  # type: ignore[misc]
@@ -131,7 +132,6 @@ def parse_move_order(text: str) -> tuple[tuple[int, int], ...]:
 
 def _knights_solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None,
                    seed: int) -> SearchResult:
-    from experiments.knights import solve_knights_tour
     return solve_knights_tour(
         c["rows"], c["cols"], (c["start_row"], c["start_col"]),
         mode=c["mode"], strategy=c["strategy"], heuristic=c["heuristic"],
@@ -140,7 +140,6 @@ def _knights_solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: flo
 
 
 def _knights_verify(c: Mapping[str, Any], solution: tuple[int, ...]) -> None:
-    from experiments.checker import check_tour
     check_tour(c["rows"], c["cols"], (c["start_row"], c["start_col"]), solution, c["closed"])
 
 
@@ -216,14 +215,12 @@ def _queens_columns(p: Mapping[str, Any]) -> dict[str, Any]:
 
 def _queens_solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None,
                   seed: int) -> SearchResult:
-    from experiments.queens import solve_queens
     return solve_queens(c["n"], mode=c["mode"], strategy=c["strategy"], unique=c["unique"],
                         method=None if c["method"] == "none" else c["method"],
                         max_nodes=max_nodes, max_seconds=max_seconds)
 
 
 def _queens_verify(c: Mapping[str, Any], solution: tuple[int, ...]) -> None:
-    from experiments.checker import check_queens
     check_queens(c["n"], solution)
 
 
@@ -262,7 +259,8 @@ QUEENS = Problem(
         ("n", pa.int32()), ("strategy", pa.string()), ("mode", pa.string()),
         ("unique", pa.bool_()), ("method", pa.string()), ("engine", pa.string()),
     ]),
-    extra_columns=("amb_restarts", "amb_replayed", "all_solutions", "walked_nodes", "candidates"),
+    extra_columns=("amb_restarts", "amb_replayed", "all_solutions", "walked_nodes", "candidates",
+                   "max_frontier"),
     to_columns=_queens_columns,
     solve=_queens_solve,
     verify=_queens_verify,
