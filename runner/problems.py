@@ -61,6 +61,8 @@ class KnightsParams(Params):
     ``board`` is ``[rows, cols]`` (or one int for a square board); ``start`` is
     ``[row, col]``, 0-based from the top left, or ``all`` (every square, in a
     matrix). ``move_order`` lists the 8 moves as ``[d_row, d_col]``.
+    ``engine``: ``python`` (the reference) or ``compiled`` (the numba kernel of
+    :mod:`experiments.compiled`: same tree, same counters, iterative strategy).
     """
 
     board: Union[tuple[PositiveInt, PositiveInt], PositiveInt]
@@ -71,7 +73,7 @@ class KnightsParams(Params):
     mode: Literal["first", "count"] = "first"
     move_order: Union[MoveOrder, Literal["default"]] = "default"
     closed: StrictBool = False
-    engine: Literal["python"] = "python"
+    engine: Literal["python", "compiled"] = "python"
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,9 @@ class Problem:
         check: (columns) -> None, raising :class:`ParamError`.
         expand_all: for each parameter that accepts ``all``, a function
             (parameters) -> the values ``all`` stands for.
+        prepare: (columns) -> extra column values, or None; called before a
+            trial's clock starts (compiling or loading kernels), so that its
+            cost is reported apart (``compile_ns``) and never in ``wall_ns``.
     """
 
     name: str
@@ -101,6 +106,7 @@ class Problem:
     verify: Callable[[Mapping[str, Any], tuple[int, ...]], None]
     check: Callable[[Mapping[str, Any]], None]
     expand_all: Mapping[str, Callable[[Mapping[str, Any]], list[Any]]]
+    prepare: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
 
 
 def _knights_columns(p: Mapping[str, Any]) -> dict[str, Any]:
@@ -131,6 +137,13 @@ def parse_move_order(text: str) -> tuple[tuple[int, int], ...]:
 
 def _knights_solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None,
                    seed: int) -> SearchResult:
+    if c["engine"] == "compiled":
+        from experiments.compiled import solve_knights_compiled
+        return solve_knights_compiled(
+            c["rows"], c["cols"], (c["start_row"], c["start_col"]),
+            mode=c["mode"], heuristic=c["heuristic"], tie_break=c["tie_break"],
+            move_order=parse_move_order(c["move_order"]), closed=c["closed"],
+            max_nodes=max_nodes, max_seconds=max_seconds, seed=seed)
     from experiments.knights import solve_knights_tour
     return solve_knights_tour(
         c["rows"], c["cols"], (c["start_row"], c["start_col"]),
@@ -144,8 +157,20 @@ def _knights_verify(c: Mapping[str, Any], solution: tuple[int, ...]) -> None:
     check_tour(c["rows"], c["cols"], (c["start_row"], c["start_col"]), solution, c["closed"])
 
 
+def _knights_prepare(c: Mapping[str, Any]) -> Mapping[str, Any]:
+    if c["engine"] != "compiled":
+        return {}
+    from experiments.compiled import warm_up
+    return {"compile_ns": warm_up("knights")}
+
+
 def _knights_check(c: Mapping[str, Any]) -> None:
     rows, cols, strategy = c["rows"], c["cols"], c["strategy"]
+    if c["engine"] == "compiled" and strategy != "iterative":
+        raise ParamError(
+            "strategy", "strategy 'iterative' with engine 'compiled' (the compiled kernel "
+            "walks the tree with an explicit stack)", repr(strategy),
+            "set strategy: iterative, or engine: python")
     cap = KNIGHT_MAX_SQUARES[strategy]
     if rows * cols > cap:
         raise ParamError(
@@ -169,12 +194,13 @@ KNIGHTS = Problem(
         ("strategy", pa.string()), ("mode", pa.string()),
         ("move_order", pa.string()), ("closed", pa.bool_()), ("engine", pa.string()),
     ]),
-    extra_columns=("amb_restarts",),
+    extra_columns=("amb_restarts", "compile_ns"),
     to_columns=_knights_columns,
     solve=_knights_solve,
     verify=_knights_verify,
     check=_knights_check,
     expand_all={"start": lambda p: knight_squares(p)},
+    prepare=_knights_prepare,
 )
 
 PROBLEMS: dict[str, Problem] = {KNIGHTS.name: KNIGHTS}
