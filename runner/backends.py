@@ -8,10 +8,11 @@ debugging. Ray is imported only inside :class:`RayBackend`.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import os
-from typing import Any, Iterator, Protocol, Sequence
+from typing import Any, Iterable, Iterator, Protocol, Sequence
 
 from .config import Trial
 from .execute import METRIC_COLUMNS, run_batch, run_trial
@@ -24,8 +25,12 @@ class Backend(Protocol):
 
     workers: int
 
-    def run(self, trials: Sequence[Trial]) -> Iterator[Row]:
-        """Run every trial once; yield each row as soon as it is known (any order)."""
+    def run(self, trials: Iterable[Trial], total: int | None = None) -> Iterator[Row]:
+        """Run every trial once; yield each row as soon as it is known (any order).
+
+        ``trials`` may be a stream (a generator): a backend holds only the trials
+        in flight. ``total`` is their number when ``trials`` has no ``len``.
+        """
 
     def close(self) -> None:
         """Release what the backend holds (a Ray instance it started)."""
@@ -36,7 +41,7 @@ class SerialBackend:
 
     workers = 1
 
-    def run(self, trials: Sequence[Trial]) -> Iterator[Row]:
+    def run(self, trials: Iterable[Trial], total: int | None = None) -> Iterator[Row]:
         for trial in trials:
             yield run_trial(trial)
 
@@ -80,6 +85,9 @@ class RayBackend:
             kwargs: dict[str, Any] = dict(include_dashboard=False, logging_level=logging.WARNING,
                                           log_to_driver=True)
             if address is None and not os.environ.get("RAY_ADDRESS"):
+                # "local": a new embedded Ray even when another one (`ray start`)
+                # runs on this machine, which ray.init() would otherwise join
+                kwargs["address"] = "local"
                 kwargs["num_cpus"] = workers or os.cpu_count() or 1
             else:
                 kwargs["address"] = address
@@ -90,10 +98,13 @@ class RayBackend:
         self.batch_size = batch_size
         self._task = ray.remote(num_cpus=1, max_retries=max_retries)(_ray_batch)
 
-    def run(self, trials: Sequence[Trial]) -> Iterator[Row]:
+    def run(self, trials: Iterable[Trial], total: int | None = None) -> Iterator[Row]:
         ray = self._ray
-        size = self.batch_size or batch_size_for(len(trials), self.workers)
-        batches = (trials[i:i + size] for i in range(0, len(trials), size))
+        if total is None:
+            total = len(trials)  # type: ignore[arg-type]
+        size = self.batch_size or batch_size_for(total, self.workers)
+        stream = iter(trials)
+        batches = iter(lambda: list(itertools.islice(stream, size)), [])
         window = 2 * self.workers + 2  # tasks in flight: keeps workers busy, memory flat
         pending: dict[Any, Sequence[Trial]] = {}
 

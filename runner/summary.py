@@ -48,7 +48,7 @@ def _param_like(df: pd.DataFrame) -> list[str]:
     skip = {"trial_id", "run_id", "repeat", "status", "nodes", "backtracks", "dead_ends",
             "checks", "solutions", "max_depth", "wall_ns", "cpu_ns", "solution", "error",
             "btlab_version", "git_commit", "python_version", "ray_version", "host", "node_id",
-            "pid", "started_at", "amb_restarts", "candidates"}
+            "pid", "started_at", "amb_restarts", "candidates", "compile_ns"}
     return [c for c in df.columns if c not in skip]
 
 

@@ -65,14 +65,6 @@ def warm_up(kind: str) -> int:
         return time.perf_counter_ns() - t0
 
 
-def _with_compile_ns(result: SearchResult, compile_ns: int) -> SearchResult:
-    extra = dict(result.extra)
-    extra["compile_ns"] = compile_ns
-    return SearchResult(result.status, result.nodes, result.backtracks, result.dead_ends,
-                        result.checks, result.solutions, result.max_depth, result.solution,
-                        extra)
-
-
 def solve_knights_compiled(
     rows: int,
     cols: int,
@@ -121,9 +113,9 @@ def solve_knights_compiled(
         rows, cols, start, mode, heuristic, tie_break, move_order)
     budget = Budget(max_nodes, max_seconds)
     compile_ns = warm_up("knights")
-    result = knights_kernel.run_knights(rows, cols, start_sq, moves, heuristic, tie_break,
-                                        first, bool(closed), budget, seed)
-    return _with_compile_ns(result, compile_ns)
+    return knights_kernel.run_knights(rows, cols, start_sq, moves, heuristic, tie_break,
+                                      first, bool(closed), budget, seed,
+                                      {"compile_ns": compile_ns})
 
 
 def solve_queens_compiled(
@@ -164,5 +156,4 @@ def solve_queens_compiled(
         raise ValueError("unique counting needs mode='count'")
     budget = Budget(max_nodes, max_seconds)
     compile_ns = warm_up("queens")
-    result = queens_kernel.run_queens(n, first, bool(unique), budget)
-    return _with_compile_ns(result, compile_ns)
+    return queens_kernel.run_queens(n, first, bool(unique), budget, {"compile_ns": compile_ns})

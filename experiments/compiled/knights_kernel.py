@@ -319,7 +319,7 @@ def geometry(rows: int, cols: int, moves: tuple) -> tuple[np.ndarray, ...]:
 
 def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: str,
                 tie_break: str, first: bool, closed: bool, budget: Budget,
-                seed: int) -> SearchResult:
+                seed: int, extra: dict | None = None) -> SearchResult:
     """Run the kernel to the end (in chunks under a time limit); arguments already checked."""
     nbr, count, dist2, maxd2 = geometry(rows, cols, moves)
     size = rows * cols
@@ -348,7 +348,8 @@ def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: st
     solution = tuple(tour.tolist()) if state[S_HAVE_TOUR] else None
     return SearchResult(status, int(state[S_NODES]), int(state[S_BACKTRACKS]),
                         int(state[S_DEAD_ENDS]), int(state[S_CHECKS]),
-                        int(state[S_SOLUTIONS]), int(state[S_MAX_DEPTH]), solution)
+                        int(state[S_SOLUTIONS]), int(state[S_MAX_DEPTH]), solution,
+                        extra if extra is not None else {})
 
 
 def check_arguments(rows: int, cols: int, start: tuple[int, int], mode: str | Mode,
@@ -356,18 +357,23 @@ def check_arguments(rows: int, cols: int, start: tuple[int, int], mode: str | Mo
                     move_order: Sequence[Sequence[int]]) -> tuple[int, tuple, bool]:
     """Validate like the reference; return ``(start square, moves, first)``.
 
+    Cheap on the common path (the default move order, a square on the board):
+    a short trial's whole budget is a few microseconds.
+
     Raises:
         ValueError: a bad board, start square, mode, heuristic, tie-break or move order.
     """
-    moves = validate_move_order(move_order)
-    board = KnightBoard(rows, cols, moves)
-    start_sq = board.square(*start)
+    moves = DEFAULT_MOVE_ORDER if move_order is DEFAULT_MOVE_ORDER else validate_move_order(
+        move_order)
+    row, col = start
+    if not (rows >= 1 and cols >= 1 and 0 <= row < rows and 0 <= col < cols):
+        KnightBoard(rows, cols, moves).square(row, col)  # raises the reference's message
     first = Mode(mode) is Mode.FIRST
-    if heuristic not in HEURISTICS:
+    if heuristic not in _HEURISTIC_CODE:
         raise ValueError(f"unknown heuristic {heuristic!r}; expected one of {HEURISTICS}")
-    if tie_break not in TIE_BREAKS:
+    if tie_break not in _TIE_CODE:
         raise ValueError(f"unknown tie-break {tie_break!r}; expected one of {TIE_BREAKS}")
-    return start_sq, moves, first
+    return row * cols + col, moves, first
 
 
 def warm_up() -> None:

@@ -221,7 +221,8 @@ def queens_run(params, state, avail, tried, attacked, left, right, place, found,
     return code
 
 
-def run_queens(n: int, first: bool, unique: bool, budget: Budget) -> SearchResult:
+def run_queens(n: int, first: bool, unique: bool, budget: Budget,
+               extra: dict | None = None) -> SearchResult:
     """Run the kernel to the end (in chunks under a time limit); arguments already checked."""
     timed = budget.max_seconds is not None
     params = np.array([n, int(first), int(unique), budget.node_cap,
@@ -250,7 +251,9 @@ def run_queens(n: int, first: bool, unique: bool, budget: Budget) -> SearchResul
             break
     solution = tuple(best.tolist()) if state[S_HAVE_SOLUTION] else None
     all_solutions = int(state[S_SOLUTIONS])
-    extra = {"all_solutions": all_solutions} if unique else {}
+    extra = dict(extra or {})
+    if unique:
+        extra["all_solutions"] = all_solutions
     return SearchResult(status, int(state[S_NODES]), int(state[S_BACKTRACKS]),
                         int(state[S_DEAD_ENDS]), int(state[S_CHECKS]),
                         int(state[S_CANONICAL]) if unique else all_solutions,
