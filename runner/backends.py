@@ -60,6 +60,25 @@ def batch_size_for(n_trials: int, workers: int) -> int:
     return max(1, min(64, math.ceil(n_trials / (8 * max(1, workers)))))
 
 
+#: Seconds of work a Ray task aims at once the trials' times are known.
+TASK_SECONDS = 0.1
+#: What a trial costs beyond its solve call (running it, its row, the transport), seconds.
+TRIAL_OVERHEAD_SECONDS = 50e-6
+
+
+def adaptive_batch_size(per_trial_seconds: float, left: int, workers: int) -> int:
+    """Trials per task once trial times are known: about :data:`TASK_SECONDS` of work.
+
+    Short trials (tens of microseconds with the compiled engine) then travel by
+    the thousand, so that the per-task cost of Ray is paid rarely; long ones
+    (seconds) one by one. A task never takes more than half a worker's fair
+    share of the ``left`` trials, so the last tasks still spread over the workers.
+    """
+    cost = per_trial_seconds + TRIAL_OVERHEAD_SECONDS
+    share = max(1, math.ceil(left / (2 * max(1, workers))))
+    return max(1, min(share, int(TASK_SECONDS / cost)))
+
+
 class RayBackend:
     """Runs batches of trials as Ray tasks and streams rows back with ``ray.wait``.
 
@@ -68,7 +87,9 @@ class RayBackend:
             embedded local Ray, or joins ``RAY_ADDRESS`` when that is set.
         workers: CPUs of the embedded local Ray (default: all cores); ignored
             on a cluster, where every CPU of the cluster is used.
-        batch_size: trials per task (default: :func:`batch_size_for`).
+        batch_size: trials per task (default: :func:`batch_size_for` for the
+            first tasks, then :func:`adaptive_batch_size` from the wall times of
+            the trials already run).
         max_retries: times a task whose worker died is run again.
 
     If Ray is already initialised in this process (a test session), that
@@ -102,17 +123,24 @@ class RayBackend:
         ray = self._ray
         if total is None:
             total = len(trials)  # type: ignore[arg-type]
-        size = self.batch_size or batch_size_for(total, self.workers)
+        first_size = self.batch_size or batch_size_for(total, self.workers)
         stream = iter(trials)
-        batches = iter(lambda: list(itertools.islice(stream, size)), [])
         window = 2 * self.workers + 2  # tasks in flight: keeps workers busy, memory flat
         pending: dict[Any, Sequence[Trial]] = {}
+        sent = timed = 0      # trials submitted; trials whose wall time came back
+        work_ns = 0           # their wall time in all
 
         def submit() -> None:
+            nonlocal sent
             while len(pending) < window:
-                batch = next(batches, None)
-                if batch is None:
+                size = first_size
+                if not self.batch_size and timed:
+                    size = adaptive_batch_size(work_ns / timed / 1e9, total - sent,
+                                               self.workers)
+                batch = list(itertools.islice(stream, size))
+                if not batch:
                     return
+                sent += len(batch)
                 pending[self._task.remote(batch)] = batch
 
         submit()
@@ -124,6 +152,10 @@ class RayBackend:
                     rows = ray.get(ref)
                 except ray.exceptions.RayError as exc:
                     rows = [_lost_row(t, exc) for t in batch]
+                for row in rows:
+                    if row.get("wall_ns") is not None:
+                        timed += 1
+                        work_ns += row["wall_ns"]
                 submit()
                 yield from rows
 
