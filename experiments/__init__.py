@@ -8,6 +8,8 @@ Public entry points:
 * :class:`experiments.amb.Amb` -- McCarthy's Amb operator, by re-execution.
 * :mod:`experiments.checker` -- verifies tours and queens placements.
 * :mod:`experiments.core` -- the result contract shared by every solver.
+* :mod:`experiments.compiled` -- numba kernels of the same searches (imported on
+  demand: importing :mod:`experiments` does not load numba).
 """
 
 from .core import Budget, Mode, SearchResult, Status

@@ -46,8 +46,8 @@ def check_tour(rows: int, cols: int, start: tuple[int, int], tour: Sequence[int]
     if closed and size > 1:
         steps.append((tour[-1], tour[0]))
     for i, (a, b) in enumerate(steps):
-        dr, dc = abs(a // cols - b // cols), abs(a % cols - b % cols)
-        if {dr, dc} != {1, 2}:
+        dr, dc = a // cols - b // cols, a % cols - b % cols
+        if dr * dr + dc * dc != 5:  # (+-1, +-2) or (+-2, +-1): a knight's move
             raise InvalidSolution(
                 f"step {i + 1}: ({a // cols}, {a % cols}) -> ({b // cols}, {b % cols}) "
                 "is not a knight's move")

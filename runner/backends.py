@@ -8,10 +8,11 @@ debugging. Ray is imported only inside :class:`RayBackend`.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import os
-from typing import Any, Iterator, Protocol, Sequence
+from typing import Any, Iterable, Iterator, Protocol, Sequence
 
 from .config import Trial
 from .execute import METRIC_COLUMNS, run_batch, run_trial
@@ -24,8 +25,12 @@ class Backend(Protocol):
 
     workers: int
 
-    def run(self, trials: Sequence[Trial]) -> Iterator[Row]:
-        """Run every trial once; yield each row as soon as it is known (any order)."""
+    def run(self, trials: Iterable[Trial], total: int | None = None) -> Iterator[Row]:
+        """Run every trial once; yield each row as soon as it is known (any order).
+
+        ``trials`` may be a stream (a generator): a backend holds only the trials
+        in flight. ``total`` is their number when ``trials`` has no ``len``.
+        """
 
     def close(self) -> None:
         """Release what the backend holds (a Ray instance it started)."""
@@ -36,7 +41,7 @@ class SerialBackend:
 
     workers = 1
 
-    def run(self, trials: Sequence[Trial]) -> Iterator[Row]:
+    def run(self, trials: Iterable[Trial], total: int | None = None) -> Iterator[Row]:
         for trial in trials:
             yield run_trial(trial)
 
@@ -55,6 +60,25 @@ def batch_size_for(n_trials: int, workers: int) -> int:
     return max(1, min(64, math.ceil(n_trials / (8 * max(1, workers)))))
 
 
+#: Seconds of work a Ray task aims at once the trials' times are known.
+TASK_SECONDS = 0.1
+#: What a trial costs beyond its solve call (running it, its row, the transport), seconds.
+TRIAL_OVERHEAD_SECONDS = 50e-6
+
+
+def adaptive_batch_size(per_trial_seconds: float, left: int, workers: int) -> int:
+    """Trials per task once trial times are known: about :data:`TASK_SECONDS` of work.
+
+    Short trials (tens of microseconds with the compiled engine) then travel by
+    the thousand, so that the per-task cost of Ray is paid rarely; long ones
+    (seconds) one by one. A task never takes more than half a worker's fair
+    share of the ``left`` trials, so the last tasks still spread over the workers.
+    """
+    cost = per_trial_seconds + TRIAL_OVERHEAD_SECONDS
+    share = max(1, math.ceil(left / (2 * max(1, workers))))
+    return max(1, min(share, int(TASK_SECONDS / cost)))
+
+
 class RayBackend:
     """Runs batches of trials as Ray tasks and streams rows back with ``ray.wait``.
 
@@ -63,7 +87,9 @@ class RayBackend:
             embedded local Ray, or joins ``RAY_ADDRESS`` when that is set.
         workers: CPUs of the embedded local Ray (default: all cores); ignored
             on a cluster, where every CPU of the cluster is used.
-        batch_size: trials per task (default: :func:`batch_size_for`).
+        batch_size: trials per task (default: :func:`batch_size_for` for the
+            first tasks, then :func:`adaptive_batch_size` from the wall times of
+            the trials already run).
         max_retries: times a task whose worker died is run again.
 
     If Ray is already initialised in this process (a test session), that
@@ -80,6 +106,9 @@ class RayBackend:
             kwargs: dict[str, Any] = dict(include_dashboard=False, logging_level=logging.WARNING,
                                           log_to_driver=True)
             if address is None and not os.environ.get("RAY_ADDRESS"):
+                # "local": a new embedded Ray even when another one (`ray start`)
+                # runs on this machine, which ray.init() would otherwise join
+                kwargs["address"] = "local"
                 kwargs["num_cpus"] = workers or os.cpu_count() or 1
             else:
                 kwargs["address"] = address
@@ -90,18 +119,28 @@ class RayBackend:
         self.batch_size = batch_size
         self._task = ray.remote(num_cpus=1, max_retries=max_retries)(_ray_batch)
 
-    def run(self, trials: Sequence[Trial]) -> Iterator[Row]:
+    def run(self, trials: Iterable[Trial], total: int | None = None) -> Iterator[Row]:
         ray = self._ray
-        size = self.batch_size or batch_size_for(len(trials), self.workers)
-        batches = (trials[i:i + size] for i in range(0, len(trials), size))
+        if total is None:
+            total = len(trials)  # type: ignore[arg-type]
+        first_size = self.batch_size or batch_size_for(total, self.workers)
+        stream = iter(trials)
         window = 2 * self.workers + 2  # tasks in flight: keeps workers busy, memory flat
         pending: dict[Any, Sequence[Trial]] = {}
+        sent = timed = 0      # trials submitted; trials whose wall time came back
+        work_ns = 0           # their wall time in all
 
         def submit() -> None:
+            nonlocal sent
             while len(pending) < window:
-                batch = next(batches, None)
-                if batch is None:
+                size = first_size
+                if not self.batch_size and timed:
+                    size = adaptive_batch_size(work_ns / timed / 1e9, total - sent,
+                                               self.workers)
+                batch = list(itertools.islice(stream, size))
+                if not batch:
                     return
+                sent += len(batch)
                 pending[self._task.remote(batch)] = batch
 
         submit()
@@ -113,6 +152,10 @@ class RayBackend:
                     rows = ray.get(ref)
                 except ray.exceptions.RayError as exc:
                     rows = [_lost_row(t, exc) for t in batch]
+                for row in rows:
+                    if row.get("wall_ns") is not None:
+                        timed += 1
+                        work_ns += row["wall_ns"]
                 submit()
                 yield from rows
 

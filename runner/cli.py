@@ -117,8 +117,9 @@ def cmd_validate(args, console: Console) -> int:
 
 def cmd_run(args, console: Console) -> int:
     from .backends import make_backend
-    from .config import DEFAULT_TRIAL_CAP, count_trials, expand, load_config
+    from .config import DEFAULT_TRIAL_CAP, count_trials, iter_trials, load_config
     from .errors import ConfigError
+    from .execute import METRIC_COLUMNS
     from .store import ResultStore, load_rows, remove_stale_temporaries
     from .summary import print_headline
 
@@ -128,26 +129,37 @@ def cmd_run(args, console: Console) -> int:
         raise ConfigError(args.config, None, None, ("matrix",),
                           f"at most {DEFAULT_TRIAL_CAP:,} trials", f"{planned:,} trials",
                           "shrink the sweep, or pass --yes to run it anyway")
-    trials = expand(config)
     if args.workers is not None and args.workers < 1:
         raise ConfigError("--workers", None, None, ("workers",), "a positive number",
                           str(args.workers), "pass --workers 1 or more")
     folder = Path(args.out) if args.out else Path("results") / config.name
     store = ResultStore(folder, config)
+    done = set() if args.fresh else store.existing_ids()
+    # Trials are streamed, never held in a list, so that the driver's memory stays
+    # flat however many trials a sweep has: one pass counts them and checks every
+    # one before anything is written, a second feeds the backend. The ids of this
+    # config's trials are kept only when the folder held rows before (to tell
+    # rows of trials no longer in the config apart).
+    total = already = 0
+    wanted: set[str] | None = set() if done else None
+    for trial in iter_trials(config):
+        total += 1
+        already += trial.trial_id in done
+        if wanted is not None:
+            wanted.add(trial.trial_id)
     remove_stale_temporaries(folder)
     if args.fresh:
         gone = store.clear()
         if gone:
             console.print(f"--fresh: deleted {gone} earlier part file(s) in {folder}")
-    done = store.existing_ids()
-    todo = [t for t in trials if t.trial_id not in done]
-    wanted = {t.trial_id for t in trials}
-    console.print(f"btlab {config.name}: {len(trials):,} trials, {len(trials) - len(todo):,} "
-                  f"already in {folder}, {len(todo):,} to run "
+    to_run = total - already
+    todo = (t for t in iter_trials(config) if t.trial_id not in done)
+    console.print(f"btlab {config.name}: {total:,} trials, {already:,} "
+                  f"already in {folder}, {to_run:,} to run "
                   f"({args.backend} backend, run {store.run_id})")
     failed = 0
     interrupted = False
-    if todo:
+    if to_run:
         t0 = time.monotonic()
         backend = make_backend(args.backend, address=args.address, workers=args.workers,
                                batch_size=args.batch_size)
@@ -160,8 +172,8 @@ def cmd_run(args, console: Console) -> int:
         t1 = time.monotonic()
         try:
             with progress:
-                task = progress.add_task("trials", total=len(todo), rate="")
-                for i, row in enumerate(backend.run(todo), 1):
+                task = progress.add_task("trials", total=to_run, rate="")
+                for i, row in enumerate(backend.run(todo, total=to_run), 1):
                     store.add(row)
                     failed += row["status"] == "error"
                     rate = i / max(time.monotonic() - t1, 1e-9)
@@ -173,8 +185,11 @@ def cmd_run(args, console: Console) -> int:
             backend.close()
         elapsed = time.monotonic() - t1
         console.print(f"{store.rows_written:,} rows written to {folder} in {elapsed:.1f} s")
-    df = load_rows(folder)
-    current = df[df["trial_id"].isin(wanted)]
+    # the headline's columns only: the tours and the provenance stay on disk
+    df = load_rows(folder, columns=["trial_id", "problem", *config.problem.columns.names,
+                                    "budget_nodes", "budget_seconds", "seed", "repeat",
+                                    *METRIC_COLUMNS, "error"])
+    current = df if wanted is None else df[df["trial_id"].isin(wanted)]
     print_headline(current, console)
     stale = len(df) - len(current)
     if stale:

@@ -71,6 +71,10 @@ class SweepModel(BaseModel):
     seed: StrictInt = 0
 
 
+#: Parameters that choose how a tree is walked, not which tree.
+WALK_PARAMETERS = frozenset({"strategy", "engine"})
+
+
 @dataclass(frozen=True)
 class Trial:
     """One search to run: a problem, its canonical parameters, budget, seed, repeat.
@@ -82,8 +86,10 @@ class Trial:
         seed: the config's seed.
         repeat: 0-based repeat index (timing repeats; counters must not change).
         trial_id: stable hash of all of the above (16 hex digits).
-        solver_seed: seed handed to the solver: a hash of the config seed and
-            the parameters, the same on every repeat and every machine.
+        solver_seed: seed handed to the solver (the ``random`` tie-break): a
+            hash of the config seed and the parameters that shape the search
+            tree -- not ``strategy`` or ``engine``, nor the budget or repeat --
+            so it is the same on every repeat, machine, strategy and engine.
     """
 
     problem: str
@@ -99,8 +105,12 @@ class Trial:
         key = {"problem": self.problem, "params": dict(self.columns),
                "budget_nodes": self.budget_nodes, "budget_seconds": self.budget_seconds,
                "seed": self.seed}
-        params_digest = _digest(key)
-        object.__setattr__(self, "solver_seed", int(params_digest[:16], 16))
+        # The random tie-break's seed: the config's seed and the parameters that
+        # shape the tree, not how it is walked (strategy, engine) nor how far
+        # (budget), so that strategies and engines walk the same tree.
+        tree = {k: v for k, v in self.columns.items() if k not in WALK_PARAMETERS}
+        tree_digest = _digest({"problem": self.problem, "params": tree, "seed": self.seed})
+        object.__setattr__(self, "solver_seed", int(tree_digest[:16], 16))
         object.__setattr__(self, "trial_id", _digest({**key, "repeat": self.repeat})[:16])
 
 

@@ -63,6 +63,8 @@ class KnightsParams(Params):
     ``board`` is ``[rows, cols]`` (or one int for a square board); ``start`` is
     ``[row, col]``, 0-based from the top left, or ``all`` (every square, in a
     matrix). ``move_order`` lists the 8 moves as ``[d_row, d_col]``.
+    ``engine``: ``python`` (the reference) or ``compiled`` (the numba kernel of
+    :mod:`experiments.compiled`: same tree, same counters, iterative strategy).
     """
 
     board: Union[tuple[PositiveInt, PositiveInt], PositiveInt]
@@ -73,7 +75,7 @@ class KnightsParams(Params):
     mode: Literal["first", "count"] = "first"
     move_order: Union[MoveOrder, Literal["default"]] = "default"
     closed: StrictBool = False
-    engine: Literal["python"] = "python"
+    engine: Literal["python", "compiled"] = "python"
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,9 @@ class Problem:
         check: (columns) -> None, raising :class:`ParamError`.
         expand_all: for each parameter that accepts ``all``, a function
             (parameters) -> the values ``all`` stands for.
+        prepare: (columns) -> extra column values, or None; called before a
+            trial's clock starts (compiling or loading kernels), so that its
+            cost is reported apart (``compile_ns``) and never in ``wall_ns``.
     """
 
     name: str
@@ -103,6 +108,7 @@ class Problem:
     verify: Callable[[Mapping[str, Any], tuple[int, ...]], None]
     check: Callable[[Mapping[str, Any]], None]
     expand_all: Mapping[str, Callable[[Mapping[str, Any]], list[Any]]]
+    prepare: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
 
 
 def _knights_columns(p: Mapping[str, Any]) -> dict[str, Any]:
@@ -132,6 +138,13 @@ def parse_move_order(text: str) -> tuple[tuple[int, int], ...]:
 
 def _knights_solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None,
                    seed: int) -> SearchResult:
+    if c["engine"] == "compiled":
+        from experiments.compiled import solve_knights_compiled
+        return solve_knights_compiled(
+            c["rows"], c["cols"], (c["start_row"], c["start_col"]),
+            mode=c["mode"], heuristic=c["heuristic"], tie_break=c["tie_break"],
+            move_order=parse_move_order(c["move_order"]), closed=c["closed"],
+            max_nodes=max_nodes, max_seconds=max_seconds, seed=seed)
     return solve_knights_tour(
         c["rows"], c["cols"], (c["start_row"], c["start_col"]),
         mode=c["mode"], strategy=c["strategy"], heuristic=c["heuristic"],
@@ -143,8 +156,20 @@ def _knights_verify(c: Mapping[str, Any], solution: tuple[int, ...]) -> None:
     check_tour(c["rows"], c["cols"], (c["start_row"], c["start_col"]), solution, c["closed"])
 
 
+def _knights_prepare(c: Mapping[str, Any]) -> Mapping[str, Any]:
+    if c["engine"] != "compiled":
+        return {}
+    from experiments.compiled import warm_up
+    return {"compile_ns": warm_up("knights")}
+
+
 def _knights_check(c: Mapping[str, Any]) -> None:
     rows, cols, strategy = c["rows"], c["cols"], c["strategy"]
+    if c["engine"] == "compiled" and strategy != "iterative":
+        raise ParamError(
+            "strategy", "strategy 'iterative' with engine 'compiled' (the compiled kernel "
+            "walks the tree with an explicit stack)", repr(strategy),
+            "set strategy: iterative, or engine: python")
     cap = KNIGHT_MAX_SQUARES[strategy]
     if rows * cols > cap:
         raise ParamError(
@@ -168,12 +193,13 @@ KNIGHTS = Problem(
         ("strategy", pa.string()), ("mode", pa.string()),
         ("move_order", pa.string()), ("closed", pa.bool_()), ("engine", pa.string()),
     ]),
-    extra_columns=("amb_restarts", "amb_replayed"),
+    extra_columns=("amb_restarts", "amb_replayed", "compile_ns"),
     to_columns=_knights_columns,
     solve=_knights_solve,
     verify=_knights_verify,
     check=_knights_check,
     expand_all={"start": lambda p: knight_squares(p)},
+    prepare=_knights_prepare,
 )
 
 
@@ -191,7 +217,9 @@ class QueensParams(Params):
 
     ``unique`` (``count`` mode) counts solutions up to the 8 symmetries of the
     square; ``method`` chooses the ``construction``: ``formula`` (any n >= 4)
-    or ``product`` (n = 5^k).
+    or ``product`` (n = 5^k). ``engine: compiled`` runs the numba bit-mask
+    kernel (:func:`experiments.compiled.solve_queens_compiled`, strategy
+    ``bitmask``), with the same counters as the Python strategies.
     """
 
     n: PositiveInt
@@ -200,7 +228,7 @@ class QueensParams(Params):
     mode: Literal["first", "count"] = "first"
     unique: StrictBool = False
     method: Literal["formula", "product", "none"] = "none"
-    engine: Literal["python"] = "python"
+    engine: Literal["python", "compiled"] = "python"
 
 
 def _queens_columns(p: Mapping[str, Any]) -> dict[str, Any]:
@@ -215,6 +243,10 @@ def _queens_columns(p: Mapping[str, Any]) -> dict[str, Any]:
 
 def _queens_solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None,
                   seed: int) -> SearchResult:
+    if c["engine"] == "compiled":
+        from experiments.compiled import solve_queens_compiled
+        return solve_queens_compiled(c["n"], mode=c["mode"], unique=c["unique"],
+                                     max_nodes=max_nodes, max_seconds=max_seconds)
     return solve_queens(c["n"], mode=c["mode"], strategy=c["strategy"], unique=c["unique"],
                         method=None if c["method"] == "none" else c["method"],
                         max_nodes=max_nodes, max_seconds=max_seconds)
@@ -224,8 +256,22 @@ def _queens_verify(c: Mapping[str, Any], solution: tuple[int, ...]) -> None:
     check_queens(c["n"], solution)
 
 
+def _queens_prepare(c: Mapping[str, Any]) -> Mapping[str, Any]:
+    if c["engine"] != "compiled":
+        return {}
+    from experiments.compiled import warm_up
+    return {"compile_ns": warm_up("queens")}
+
+
 def _queens_check(c: Mapping[str, Any]) -> None:
     n, strategy, mode = c["n"], c["strategy"], c["mode"]
+    if c["engine"] == "compiled" and strategy != "bitmask":
+        raise ParamError("strategy", "strategy 'bitmask' with engine 'compiled' (the compiled "
+                         "kernel is the bit-mask search)", repr(strategy),
+                         "set strategy: bitmask, or engine: python")
+    if c["engine"] == "compiled" and n > 64:
+        raise ParamError("n", "at most 64 with engine 'compiled' (64-bit masks)", f"n = {n}",
+                         "use engine: python")
     cap = QUEENS_MAX_N[strategy]
     if n > cap:
         raise ParamError("n", f"at most {cap:,} for strategy {strategy!r}", f"n = {n:,}",
@@ -260,12 +306,13 @@ QUEENS = Problem(
         ("unique", pa.bool_()), ("method", pa.string()), ("engine", pa.string()),
     ]),
     extra_columns=("amb_restarts", "amb_replayed", "all_solutions", "walked_nodes", "candidates",
-                   "max_frontier"),
+                   "max_frontier", "compile_ns"),
     to_columns=_queens_columns,
     solve=_queens_solve,
     verify=_queens_verify,
     check=_queens_check,
     expand_all={},
+    prepare=_queens_prepare,
 )
 
 PROBLEMS: dict[str, Problem] = {KNIGHTS.name: KNIGHTS, QUEENS.name: QUEENS}

@@ -128,3 +128,15 @@ def test_shipped_configs_validate():
     trials = expand(config)
     assert len(trials) == 192
     assert {t.columns["heuristic"] for t in trials} == {"none", "warnsdorff", "static_degree"}
+
+
+def test_random_ties_are_the_same_tree_for_every_strategy_and_engine():
+    trials = expand(cfg("fixed: {board: [6, 6], heuristic: warnsdorff, tie_break: random}\n"
+                        "matrix: {strategy: [recursive, iterative], engine: [python, compiled]}\n"
+                        "exclude: [{strategy: recursive, engine: compiled}]\nseed: 5\n"))
+    assert len(trials) == 3
+    assert len({t.solver_seed for t in trials}) == 1
+    assert len({t.trial_id for t in trials}) == 3
+    other_seed = expand(cfg("fixed: {board: [6, 6], heuristic: warnsdorff, tie_break: random}\n"
+                            "seed: 6\n"))
+    assert other_seed[0].solver_seed != trials[0].solver_seed

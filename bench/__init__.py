@@ -1,0 +1,17 @@
+"""btlab's benchmarks: ``python -m bench [--quick]`` prints one table of figures measured
+side by side in one run, and asserts nothing about time.
+
+* Kernels: nodes per second of the compiled kernels (knight's tour with heuristic
+  ``none`` and ``warnsdorff``, N-Queens on bit masks) against the same depth-first
+  searches written in C (``bench/dfs.c``, compiled with ``gcc -O2`` into a
+  temporary folder at bench time) and against the pure-Python strategies.
+* Runner: throughput on short trials (8 x 8 Warnsdorff, all 64 starts, repeats)
+  through the Ray backend, a plain ``multiprocessing.Pool`` with chunking calling
+  the same :func:`runner.execute.run_batch`, and the serial backend; 1 Ray worker
+  against 2 on CPU-bound trials; peak driver memory of ``btlab run`` at 10,000 and
+  100,000 trials.
+
+Each Ray measurement runs in a fresh child process (:mod:`bench._child`) with an
+embedded Ray of its own, so that worker counts and peak memory are those of a
+real run.
+"""

@@ -1,0 +1,323 @@
+"""``python -m bench [--quick]``: one table of figures measured side by side in this run.
+
+See :mod:`bench` for what is measured. Ratios compare figures taken in this
+run, interleaved where they can be (kernel against C: best of several
+alternating runs), because absolute times on a shared machine are noisy.
+Nothing here asserts anything about time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+_C_STATUS = {1: "solved", 2: "exhausted", 3: "node_limit"}
+
+
+@dataclass
+class Row:
+    """One line of the table: a figure, the figure it is compared with, their ratio."""
+
+    what: str
+    measured: str
+    baseline: str = ""
+    ratio: str = ""
+    target: str = ""
+    met: str = ""
+
+
+def _rate(nodes: float, seconds: float) -> str:
+    return f"{nodes / seconds / 1e6:,.1f} M nodes/s" if seconds > 0 else "-"
+
+
+def _trials_rate(n: int, seconds: float) -> str:
+    return f"{n / seconds:,.0f} trials/s"
+
+
+def _verdict(ratio: float, limit: float, larger_is_better: bool = False) -> str:
+    ok = ratio >= limit if larger_is_better else ratio <= limit
+    return "yes" if ok else "NO"
+
+
+# ------------------------------------------------------------------ kernels
+
+
+def build_c(tmp: str) -> str | None:
+    """Compile bench/dfs.c with ``gcc -O2`` (or ``cc -O2``) into ``tmp``; None without a compiler."""
+    compiler = shutil.which("gcc") or shutil.which("cc")
+    if compiler is None:
+        return None
+    exe = os.path.join(tmp, "dfs")
+    done = subprocess.run([compiler, "-O2", "-o", exe, str(HERE / "dfs.c")],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        print(f"bench: {compiler} failed on dfs.c:\n{done.stderr}", file=sys.stderr)
+        return None
+    return exe
+
+
+def run_c(exe: str, args: list) -> tuple[dict, float]:
+    out = subprocess.run([exe, *map(str, args)], capture_output=True, text=True, check=True)
+    f = out.stdout.split()
+    counters = {"status": _C_STATUS[int(f[0])], "nodes": int(f[1]), "backtracks": int(f[2]),
+                "dead_ends": int(f[3]), "checks": int(f[4]), "solutions": int(f[5]),
+                "max_depth": int(f[6])}
+    return counters, float(f[7])
+
+
+def bench_kernels(quick: bool, exe: str | None) -> list[Row]:
+    from experiments.compiled import solve_knights_compiled, solve_queens_compiled, warm_up
+    from experiments.knights import solve_knights_tour
+
+    warm_up("knights")
+    warm_up("queens")
+    knight_nodes = 2_000_000 if quick else 20_000_000
+    queens_n = 11 if quick else 13
+    repeats = 3 if quick else 7
+    workloads = [
+        # name, compiled call, C arguments, python calls
+        (f"knight's tour 8x8 none, count, {knight_nodes:,} nodes",
+         lambda: solve_knights_compiled(8, 8, (0, 1), mode="count", max_nodes=knight_nodes),
+         ["knights", 8, 8, 0, 1, 0, 0, knight_nodes], "none"),
+        (f"knight's tour 8x8 warnsdorff, count, {knight_nodes:,} nodes",
+         lambda: solve_knights_compiled(8, 8, (0, 1), mode="count", heuristic="warnsdorff",
+                                        max_nodes=knight_nodes),
+         ["knights", 8, 8, 0, 1, 1, 0, knight_nodes], "warnsdorff"),
+        (f"N-Queens bitmask n={queens_n}, count",
+         lambda: solve_queens_compiled(queens_n, "count"),
+         ["queens", queens_n, 0, 1 << 62], None),
+    ]
+    rows: list[Row] = []
+    for name, compiled, c_args, heuristic in workloads:
+        best_k = best_c = math.inf
+        result = None
+        c_counters = None
+        for _ in range(repeats):  # alternate, keep the best of each: the least disturbed
+            t0 = time.perf_counter()
+            result = compiled()
+            best_k = min(best_k, time.perf_counter() - t0)
+            if exe:
+                c_counters, c_seconds = run_c(exe, c_args)
+                best_c = min(best_c, c_seconds)
+        nodes = result.nodes
+        if exe:
+            same = "" if c_counters == result.counters() else " (COUNTERS DIFFER)"
+            ratio = best_k / best_c
+            rows.append(Row(f"kernel {name}", _rate(nodes, best_k), "C gcc -O2 " +
+                            _rate(nodes, best_c) + same, f"{ratio:.2f}x C time", "<= 1.5x",
+                            _verdict(ratio, 1.5)))
+        else:
+            rows.append(Row(f"kernel {name}", _rate(nodes, best_k), "C: no compiler", "", "<= 1.5x",
+                            "?"))
+        if heuristic is not None:
+            py_nodes = 20_000 if quick else 200_000
+            for strategy in ("recursive", "iterative"):
+                t0 = time.perf_counter()
+                ref = solve_knights_tour(8, 8, (0, 1), mode="count", heuristic=heuristic,
+                                         strategy=strategy, max_nodes=py_nodes)
+                dt = time.perf_counter() - t0
+                rows.append(Row(f"  pure Python {strategy}, {heuristic}, {py_nodes:,} nodes",
+                                _rate(ref.nodes, dt), "", f"compiled {dt / ref.nodes * nodes / best_k:,.0f}x faster"))
+        else:
+            rows.extend(_python_queens(quick, nodes, best_k))
+    return rows
+
+
+def _python_queens(quick: bool, compiled_nodes: int, compiled_seconds: float) -> list[Row]:
+    try:
+        from experiments.queens import solve_queens
+    except ImportError:
+        return [Row("  pure Python N-Queens", "n/a: experiments.queens not on this branch")]
+    n = 8 if quick else 10
+    rows = []
+    for strategy in ("recursive", "iterative", "bitmask"):
+        t0 = time.perf_counter()
+        ref = solve_queens(n, mode="count", strategy=strategy)
+        dt = time.perf_counter() - t0
+        speedup = (compiled_nodes / compiled_seconds) / (ref.nodes / dt)
+        rows.append(Row(f"  pure Python {strategy}, n={n}, count", _rate(ref.nodes, dt), "",
+                        f"compiled {speedup:,.0f}x faster"))
+    return rows
+
+
+# ------------------------------------------------------------------ runner
+
+
+def _pool_run(trials, workers: int, rounds: int, nice: int = 0) -> tuple[float, float]:
+    """A plain multiprocessing.Pool (the platform's default start method) with chunking
+    like ``Pool.map``'s default (4 chunks per worker), each chunk one run_batch call;
+    ``nice``: raise the workers' niceness by this much (Ray starts its workers at
+    niceness 15, so on a busy machine they yield to everything else).
+
+    Returns:
+        (seconds including the pool's start, seconds of the fastest of ``rounds``
+        more rounds).
+    """
+    from runner.execute import run_batch
+
+    size = max(1, math.ceil(len(trials) / (4 * workers)))
+    chunks = [trials[i:i + size] for i in range(0, len(trials), size)]
+    t0 = time.perf_counter()
+    with multiprocessing.Pool(workers, initializer=os.nice if nice else None,
+                              initargs=(nice,) if nice else ()) as pool:
+        cold = sum(len(rows) for rows in pool.imap_unordered(run_batch, chunks))
+        cold_s = time.perf_counter() - t0
+        warm_s = math.inf
+        for _ in range(rounds):
+            t1 = time.perf_counter()
+            warm = sum(len(rows) for rows in pool.imap_unordered(run_batch, chunks))
+            warm_s = min(warm_s, time.perf_counter() - t1)
+    assert cold == warm == len(trials)
+    return cold_s, warm_s
+
+
+def _child(args: list[str], timeout: float = 1800) -> dict:
+    done = subprocess.run([sys.executable, "-m", "bench._child", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        raise RuntimeError(f"bench child {args[0]} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def bench_runner(quick: bool, workers: int) -> list[Row]:
+    from bench._child import sweep_text, trials_of
+    from experiments.compiled import warm_up
+    from runner.backends import SerialBackend
+
+    warm_up("knights")
+    short_n = 1_000 if quick else 10_000
+    text, short_n = sweep_text("short", "warnsdorff", short_n)
+    trials = trials_of(text)
+    rows: list[Row] = []
+
+    rounds = 1 if quick else 3  # the fastest round counts: the least disturbed
+    serial_s = math.inf
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        count = sum(1 for _ in SerialBackend().run(trials))
+        serial_s = min(serial_s, time.perf_counter() - t0)
+    assert count == short_n
+
+    pool_cold, pool_warm = _pool_run(trials, workers, rounds)
+    _, pool_nice = _pool_run(trials, workers, rounds, nice=15)
+
+    cpu_nodes = 300_000 if quick else 3_000_000
+    cpu_trials = 64 if quick else 128
+    jobs = [{"name": "short", "heuristic": "warnsdorff", "trials": short_n, "cold": True,
+             "rounds": rounds},
+            {"name": "cpu", "heuristic": "none", "trials": cpu_trials, "nodes": cpu_nodes,
+             "rounds": 1 if quick else 2}]
+    ray2 = _child(["ray", str(workers), json.dumps(jobs)])
+    ray1 = _child(["ray", "1", json.dumps(jobs[1:])])
+
+    ray_warm = ray2["jobs"]["short"]["seconds"]
+    ray_cold = ray2["cold"]["seconds"]
+    label = f"{short_n:,} trials 8x8 warnsdorff (compiled), {workers} workers"
+    rows.append(Row(f"runner {label}: Ray, steady", _trials_rate(short_n, ray_warm),
+                    f"Pool {_trials_rate(short_n, pool_warm)}",
+                    f"{ray_warm / pool_warm:.2f}x Pool time", "<= 1.3x",
+                    _verdict(ray_warm / pool_warm, 1.3)))
+    rows.append(Row(f"runner {label}: Ray, steady, against a Pool at Ray's worker niceness 15",
+                    _trials_rate(short_n, ray_warm), f"Pool {_trials_rate(short_n, pool_nice)}",
+                    f"{ray_warm / pool_nice:.2f}x Pool time"))
+    rows.append(Row(f"runner {label}: Ray, first round after start", _trials_rate(short_n, ray_cold),
+                    f"Pool incl. start {_trials_rate(short_n, pool_cold)}",
+                    f"{ray_cold / pool_cold:.2f}x Pool time"))
+    rows.append(Row(f"runner {short_n:,} trials: serial backend", _trials_rate(short_n, serial_s),
+                    "", f"Ray {serial_s / ray_warm:.2f}x serial throughput"))
+    rows.append(Row(f"  (Ray start {ray2['ray_start_s']:.1f} s, warm-up round "
+                    f"{ray2['warm_up_s']:.1f} s, not counted above)", ""))
+    one, two = ray1["jobs"]["cpu"], ray2["jobs"]["cpu"]
+    rows.append(Row(f"runner {cpu_trials} CPU-bound trials (8x8 none, {cpu_nodes:,} nodes): "
+                    f"Ray {ray2['workers']} workers", f"{two['seconds']:.2f} s",
+                    f"1 worker {one['seconds']:.2f} s",
+                    f"{one['seconds'] / two['seconds']:.2f}x faster", ">= 1.8x",
+                    _verdict(one["seconds"] / two["seconds"], 1.8, True)))
+    rows.append(Row(f"  cores the trials got (CPU time of the solve calls / wall time): "
+                    f"{two['cpu_s'] / two['seconds']:.2f} with {ray2['workers']} workers, "
+                    f"{one['cpu_s'] / one['seconds']:.2f} with 1", ""))
+    return rows
+
+
+def bench_memory(quick: bool, workers: int) -> list[Row]:
+    # quick: the serial backend (no Ray to start), small sweeps: only checks that it runs
+    small_n, big_n = (1_000, 5_000) if quick else (10_000, 100_000)
+    backend = "serial" if quick else "ray"
+    small = _child(["rss", str(small_n), backend, str(workers)])
+    big = _child(["rss", str(big_n), backend, str(workers)])
+    mib = lambda kib: f"{kib / 1024:,.0f} MiB"  # noqa: E731
+    run_ratio = big["run_peak_rss_kib"] / small["run_peak_rss_kib"]
+    ratio = big["peak_rss_kib"] / small["peak_rss_kib"]
+    return [
+        Row(f"driver peak RSS during the run ({backend}), {big['trials']:,} trials",
+            mib(big["run_peak_rss_kib"]),
+            f"{small['trials']:,} trials {mib(small['run_peak_rss_kib'])}", f"{run_ratio:.2f}x",
+            "<= 1.2x", _verdict(run_ratio, 1.2)),
+        Row(f"driver peak RSS, whole btlab run incl. end table, {big['trials']:,} trials",
+            f"{mib(big['peak_rss_kib'])} ({big['seconds']:.0f} s)",
+            f"{small['trials']:,} trials {mib(small['peak_rss_kib'])} ({small['seconds']:.0f} s)",
+            f"{ratio:.2f}x", "<= 1.2x", _verdict(ratio, 1.2)),
+    ]
+
+
+# ------------------------------------------------------------------ table
+
+
+def print_table(rows: list[Row]) -> None:
+    header = Row("measurement", "measured", "compared with", "ratio", "target", "met")
+    cols = list(zip(*[(r.what, r.measured, r.baseline, r.ratio, r.target, r.met)
+                      for r in [header, *rows]]))
+    widths = [max(len(v) for v in col) for col in cols]
+
+    def line(r: Row) -> str:
+        vals = (r.what, r.measured, r.baseline, r.ratio, r.target, r.met)
+        return "  ".join(v.ljust(w) for v, w in zip(vals, widths)).rstrip()
+
+    print(line(header))
+    print("  ".join("-" * w for w in widths))
+    for r in rows:
+        print(line(r))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true",
+                   help="small workloads (a minute or so): checks that everything runs")
+    p.add_argument("--workers", type=int, default=2, help="Ray / Pool workers (default 2)")
+    p.add_argument("--only", choices=["kernels", "runner", "memory"], action="append",
+                   help="run only these sections (repeatable)")
+    args = p.parse_args(argv)
+    sections = args.only or ["kernels", "runner", "memory"]
+    t0 = time.perf_counter()
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="btlab-bench-") as tmp:
+        if "kernels" in sections:
+            rows += bench_kernels(args.quick, build_c(tmp))
+        if "runner" in sections:
+            rows += bench_runner(args.quick, args.workers)
+        if "memory" in sections:
+            rows += bench_memory(args.quick, args.workers)
+    print(f"btlab bench{' --quick' if args.quick else ''}: {os.cpu_count()} cores, "
+          f"Python {sys.version.split()[0]}, load average "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print_table(rows)
+    print(f"(nodes/s: placements per second; best of several alternating runs for kernel "
+          f"and C; {time.perf_counter() - t0:.0f} s in all)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,159 @@
+"""Compiled search kernels (numba): the same trees as the pure-Python solvers, at C speed.
+
+* :func:`solve_knights_compiled` -- the knight's tour of
+  :func:`experiments.knights.solve_knights_tour`, with identical counters.
+* :func:`solve_queens_compiled` -- N-Queens by row-by-row backtracking on bit masks.
+* :func:`warm_up` -- compile or load the kernels before a timed call.
+
+Kernels are compiled once per process, on first use, and cached on disk
+(numba ``cache=True``; see :mod:`experiments.compiled._cache` for where), so a
+new worker process loads them in milliseconds instead of compiling them for
+seconds. Compile (or cache-load) time is never part of a search's time: the
+solvers warm the kernels up before starting their clock and report the time
+it took in ``extra["compile_ns"]`` (nonzero only on the first call of a kind
+in a process).
+"""
+
+from __future__ import annotations
+
+import operator
+import threading
+import time
+from typing import Sequence
+
+from ._cache import configure as _configure_cache
+
+CACHE_DIR = _configure_cache()
+
+from ..core import Budget, Mode, SearchResult  # noqa: E402
+from ..knights import DEFAULT_MOVE_ORDER  # noqa: E402
+from . import knights_kernel, queens_kernel  # noqa: E402
+
+__all__ = ["CACHE_DIR", "KINDS", "solve_knights_compiled", "solve_queens_compiled", "warm_up"]
+
+#: The kernel families :func:`warm_up` knows.
+KINDS = ("knights", "queens")
+
+_WARM: dict[str, bool] = {}
+_WARM_LOCK = threading.Lock()
+_WARMERS = {"knights": knights_kernel.warm_up, "queens": queens_kernel.warm_up}
+
+
+def warm_up(kind: str) -> int:
+    """Compile, or load from the disk cache, the kernels of ``kind`` in this process.
+
+    Args:
+        kind: ``knights`` or ``queens``.
+
+    Returns:
+        Nanoseconds spent compiling or loading (wall clock); 0 when the
+        kernels were already warm in this process.
+
+    Raises:
+        ValueError: an unknown kind.
+    """
+    if kind not in _WARMERS:
+        raise ValueError(f"unknown kernel kind {kind!r}; expected one of {KINDS}")
+    if _WARM.get(kind):
+        return 0
+    with _WARM_LOCK:
+        if _WARM.get(kind):
+            return 0
+        t0 = time.perf_counter_ns()
+        _WARMERS[kind]()
+        _WARM[kind] = True
+        return time.perf_counter_ns() - t0
+
+
+def solve_knights_compiled(
+    rows: int,
+    cols: int,
+    start: tuple[int, int] = (0, 0),
+    *,
+    mode: str | Mode = Mode.FIRST,
+    heuristic: str = "none",
+    tie_break: str = "move_order",
+    move_order: Sequence[Sequence[int]] = DEFAULT_MOVE_ORDER,
+    closed: bool = False,
+    max_nodes: int | None = None,
+    max_seconds: float | None = None,
+    seed: int = 0,
+) -> SearchResult:
+    """Search for knight's tours with the compiled kernel (iterative depth-first search).
+
+    Same arguments, tree, order and counters as
+    :func:`experiments.knights.solve_knights_tour` (whose ``recursive`` and
+    ``iterative`` strategies it equals, counter for counter, under a node
+    budget or none); see :mod:`experiments.compiled.knights_kernel`.
+
+    Args:
+        rows, cols: board size (rows x cols), each >= 1.
+        start: the start square (row, col), 0-based.
+        mode: ``first`` or ``count``.
+        heuristic: ``none``, ``warnsdorff`` or ``static_degree``.
+        tie_break: ``move_order``, ``random``, ``pohl`` or ``roth``.
+        move_order: the 8 knight moves (d_row, d_col) in the order to try them.
+        closed: look for closed tours.
+        max_nodes: node budget (placements), or None.
+        max_seconds: time budget (wall seconds), or None; read between chunks
+            of :data:`knights_kernel.PAUSE_EVERY` placements.
+        seed: seed of the ``random`` tie-break (SplitMix64, as the reference).
+
+    Returns:
+        A :class:`SearchResult`; ``solution`` is the first tour as square
+        indices ``row * cols + col`` (length ``rows * cols``) or None;
+        ``extra["compile_ns"]``: time this call spent compiling or loading
+        the kernels, outside the search.
+
+    Raises:
+        ValueError: a bad board, start square, mode, heuristic, tie-break,
+            move order or budget.
+    """
+    start_sq, moves, first = knights_kernel.check_arguments(
+        rows, cols, start, mode, heuristic, tie_break, move_order)
+    budget = Budget(max_nodes, max_seconds)
+    compile_ns = warm_up("knights")
+    return knights_kernel.run_knights(rows, cols, start_sq, moves, heuristic, tie_break,
+                                      first, bool(closed), budget, seed,
+                                      {"compile_ns": compile_ns})
+
+
+def solve_queens_compiled(
+    n: int,
+    mode: str | Mode = Mode.FIRST,
+    unique: bool = False,
+    max_nodes: int | None = None,
+    max_seconds: float | None = None,
+) -> SearchResult:
+    """N-Queens by row-by-row backtracking on bit masks, compiled.
+
+    Args:
+        n: board size, 1 <= n <= 64.
+        mode: ``first`` (stop at the first solution) or ``count`` (all).
+        unique: in ``count`` mode, count solutions up to the 8 symmetries of
+            the square (OEIS A002562); ``extra["all_solutions"]`` keeps the
+            plain count (OEIS A000170).
+        max_nodes: node budget (queens placed), or None.
+        max_seconds: time budget (wall seconds), or None.
+
+    Returns:
+        A :class:`SearchResult`: counters as in
+        :mod:`experiments.compiled.queens_kernel` (n = 8, ``count``: 92
+        solutions, 2,056 nodes, 15,720 checks); ``solution`` is the first
+        solution found, the queen's column for each row, or None;
+        ``extra["compile_ns"]`` as for :func:`solve_knights_compiled`.
+
+    Raises:
+        ValueError: n outside 1..64, an unknown mode, ``unique`` outside
+            ``count`` mode, or a bad budget.
+    """
+    n = operator.index(n)
+    if not 1 <= n <= queens_kernel.MAX_N:
+        raise ValueError(f"n must be between 1 and {queens_kernel.MAX_N} for the compiled "
+                         f"N-Queens kernel, got {n}")
+    first = Mode(mode) is Mode.FIRST
+    if unique and first:
+        raise ValueError("unique counting needs mode='count'")
+    budget = Budget(max_nodes, max_seconds)
+    compile_ns = warm_up("queens")
+    return queens_kernel.run_queens(n, first, bool(unique), budget, {"compile_ns": compile_ns})

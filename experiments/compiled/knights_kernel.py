@@ -1,0 +1,386 @@
+"""Compiled knight's-tour kernel: the reference search of :mod:`experiments.knights` in numba.
+
+The kernel walks exactly the tree of the pure-Python reference
+(:func:`experiments.knights._search_iterative`) in the same order and counts
+the same way, so ``nodes``, ``backtracks``, ``dead_ends``, ``checks``,
+``solutions``, ``max_depth``, the status and the tour are identical under a
+node budget or none. It is an iterative depth-first search with an explicit
+stack held in preallocated NumPy arrays (one frame per placement on the
+path: the ordered candidates, the index of the next one, the solutions found
+below), compiled in numba's nopython mode.
+
+Heuristics ``none``, ``warnsdorff``, ``static_degree``; tie-breaks
+``move_order``, ``random`` (the same SplitMix64 stream as the reference, so
+random ties fall the same way), ``pohl``, ``roth``; ``first`` and ``count``
+mode; open and closed tours; any order of the 8 moves.
+
+Time budget: nopython code cannot read ``time.perf_counter``. The kernel's
+whole state lives in arrays, so it is resumable: with a time limit it runs
+in chunks of :data:`PAUSE_EVERY` placements, returning to Python between two
+chunks, where the clock is read (a multiple of :attr:`Budget.CLOCK_EVERY`,
+like the reference). A chunk takes milliseconds (about 2^17 placements at
+tens of millions per second), so the search stops well within the budget's
+tolerance; without a time limit the kernel runs in one call. Under a time
+limit the counters are those reached when the clock was read, a multiple of
+:data:`PAUSE_EVERY` placements, and need not equal the reference's.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Sequence
+
+import numpy as np
+from numba import njit
+
+from ..core import Budget, Mode, SearchResult, Status
+from ..knights import (DEFAULT_MOVE_ORDER, HEURISTICS, TIE_BREAKS, KnightBoard,
+                       validate_move_order)
+
+#: Placements per kernel call under a time limit (a power of two, a multiple
+#: of ``Budget.CLOCK_EVERY``): the clock is read between two chunks.
+PAUSE_EVERY = 1 << 17
+
+# Heuristic and tie-break codes passed to the kernel.
+_HEURISTIC_CODE = {"none": 0, "warnsdorff": 1, "static_degree": 2}
+_TIE_CODE = {"move_order": 0, "random": 1, "pohl": 2, "roth": 3}
+
+# Kernel return codes.
+_PAUSED, _SOLVED, _EXHAUSTED, _NODE_LIMIT = 0, 1, 2, 3
+_STATUS = {_SOLVED: Status.SOLVED, _EXHAUSTED: Status.EXHAUSTED, _NODE_LIMIT: Status.NODE_LIMIT}
+
+# Indices into the int64 parameter array.
+P_HEURISTIC, P_TIE, P_FIRST, P_CLOSED, P_START, P_CAP, P_PAUSE_MASK, P_MAXD2 = range(8)
+N_PARAMS = 8
+
+# Indices into the int64 state array (the counters and the resume point).
+(S_NODES, S_BACKTRACKS, S_DEAD_ENDS, S_CHECKS, S_SOLUTIONS, S_MAX_DEPTH, S_DEPTH, S_SQ,
+ S_HAVE_TOUR) = range(9)
+N_STATE = 9
+
+# Columns of the frame array: 8 ordered candidates, their number, the next index.
+F_COUNT, F_NEXT = 8, 9
+N_FRAME = 10
+
+_U64_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_U64_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_U64_MIX2 = np.uint64(0x94D049BB133111EB)
+_U30, _U27, _U31 = np.uint64(30), np.uint64(27), np.uint64(31)
+_U64_ZERO = np.uint64(0)
+
+
+@njit(cache=True, nogil=True)
+def build_geometry(rows, cols, moves):
+    """Neighbour table of an m x n board for a move order.
+
+    Args:
+        rows, cols: board size (int64).
+        moves: int64 array of shape (8, 2), the (d_row, d_col) in the order tried.
+
+    Returns:
+        ``(nbr, count, dist2)``: ``nbr`` uint32 (size, 8), the on-board squares
+        a knight's move away in move order, the first ``count[sq]`` (int32
+        (size,), also the static degree) valid; ``dist2`` int64 (size,), 4 x
+        the squared Euclidean distance to the board centre (exact integers).
+    """
+    size = rows * cols
+    nbr = np.zeros((size, 8), np.uint32)
+    count = np.zeros(size, np.int32)
+    dist2 = np.zeros(size, np.int64)
+    for r in range(rows):
+        for c in range(cols):
+            sq = r * cols + c
+            k = 0
+            for m in range(8):
+                rr = r + moves[m, 0]
+                cc = c + moves[m, 1]
+                if 0 <= rr < rows and 0 <= cc < cols:
+                    nbr[sq, k] = rr * cols + cc
+                    k += 1
+            count[sq] = k
+            dr = 2 * r - (rows - 1)
+            dc = 2 * c - (cols - 1)
+            dist2[sq] = dr * dr + dc * dc
+    return nbr, count, dist2
+
+
+@njit(cache=True, nogil=True)
+def knights_run(nbr, count, dist2, params, state, rng, visited, path, frames, found, tour):
+    """Run (or resume) the depth-first search; return a status code.
+
+    Args:
+        nbr, count, dist2: the board geometry (:func:`build_geometry`).
+        params: int64 (N_PARAMS,): heuristic, tie-break, first, closed, start
+            square, node cap, pause mask, largest ``dist2``.
+        state: int64 (N_STATE,): the counters, the path length and the
+            square to place next; updated in place.
+        rng: uint64 (1,): the SplitMix64 state of the random tie-break.
+        visited: uint8 (size,); path: uint32 (size,); frames: uint32 (size,
+            N_FRAME); found: int64 (size,): the explicit stack. Array indices
+            are unsigned where it matters: numba tests a signed index for a
+            negative value (wraparound) on every access.
+        tour: int32 (size,): receives the first tour found.
+
+    Returns:
+        0 paused (resume by calling again), 1 solved, 2 exhausted, 3 node limit.
+    """
+    size = nbr.shape[0]
+    heuristic = params[P_HEURISTIC]
+    tie = params[P_TIE]
+    first = params[P_FIRST] != 0
+    closed = params[P_CLOSED] != 0
+    start = params[P_START]
+    cap = params[P_CAP]
+    pause_mask = params[P_PAUSE_MASK]
+    maxd2 = params[P_MAXD2]
+    nodes = state[S_NODES]
+    backtracks = state[S_BACKTRACKS]
+    dead_ends = state[S_DEAD_ENDS]
+    checks = state[S_CHECKS]
+    solutions = state[S_SOLUTIONS]
+    max_depth = state[S_MAX_DEPTH]
+    depth = state[S_DEPTH]
+    sq = np.uint64(state[S_SQ])
+    have_tour = state[S_HAVE_TOUR]
+    rng_state = rng[0]
+    entry_nodes = nodes
+    keyd = np.empty(8, np.int64)
+    keyt = np.empty(8, np.uint64)
+    code = _EXHAUSTED
+    while True:
+        # -- place sq --
+        if nodes >= cap:
+            code = _NODE_LIMIT
+            break
+        if (nodes & pause_mask) == 0 and nodes != entry_nodes:
+            code = _PAUSED
+            break
+        nodes += 1
+        visited[sq] = 1
+        path[np.uint64(depth)] = sq
+        depth += 1
+        if depth > max_depth:
+            max_depth = depth
+        leaf_found = -1
+        if depth == size:
+            ok = True
+            if closed:
+                ok = False
+                for k in range(count[sq]):
+                    if nbr[sq, k] == start:
+                        ok = True
+            if ok:
+                solutions += 1
+                if have_tour == 0:
+                    have_tour = 1
+                    for k in range(size):
+                        tour[k] = path[k]
+                if first:
+                    code = _SOLVED
+                    break
+                leaf_found = 1
+            else:
+                dead_ends += 1
+                leaf_found = 0
+        else:
+            # -- list the unvisited onward squares of sq into frames[top, :n] and
+            # order them as experiments.knights.make_orderer does: by (degree,
+            # tie, move index), stable. Written out here rather than called:
+            # a call passing arrays costs reference counting per placement. --
+            top = np.uint64(depth - 1)
+            around = count[sq]
+            checks += around
+            n = 0
+            for k in range(around):
+                c = nbr[sq, k]
+                if visited[c] == 0:
+                    frames[top, n] = c
+                    n += 1
+            if heuristic != 0 and n == 1:
+                if heuristic == 1:
+                    # Warnsdorff still looks at the lone candidate's onward squares
+                    checks += count[frames[top, 0]]
+            elif heuristic != 0 and n > 1:
+                dynamic = heuristic == 1
+                for i in range(n):
+                    c = frames[top, i]
+                    if dynamic:
+                        onward = count[c]
+                        checks += onward
+                        deg = 0
+                        for k in range(onward):
+                            if visited[nbr[c, k]] == 0:
+                                deg += 1
+                    else:
+                        deg = count[c]
+                    if tie == 0:      # move_order
+                        t = _U64_ZERO
+                    elif tie == 1:    # random: the next SplitMix64 output, smallest first
+                        z = rng_state + _U64_GOLDEN
+                        rng_state = z
+                        z = (z ^ (z >> _U30)) * _U64_MIX1
+                        z = (z ^ (z >> _U27)) * _U64_MIX2
+                        t = z ^ (z >> _U31)
+                    elif tie == 3:    # roth: farthest from the centre first
+                        t = np.uint64(maxd2 - dist2[c])
+                    else:             # pohl: sum of the onward degrees as if the knight stood on c
+                        s = 0
+                        if dynamic:
+                            visited[c] = 1
+                            for k in range(count[c]):
+                                x = nbr[c, k]
+                                if visited[x] == 0:
+                                    onward_x = count[x]
+                                    checks += onward_x
+                                    for j in range(onward_x):
+                                        if visited[nbr[x, j]] == 0:
+                                            s += 1
+                            visited[c] = 0
+                        else:
+                            for k in range(count[c]):
+                                s += count[nbr[c, k]]
+                        t = np.uint64(s)
+                    # insertion after every earlier candidate whose key is <= (deg, t)
+                    j = i
+                    while j > 0 and (keyd[j - 1] > deg or (keyd[j - 1] == deg and keyt[j - 1] > t)):
+                        keyd[j] = keyd[j - 1]
+                        keyt[j] = keyt[j - 1]
+                        frames[top, j] = frames[top, j - 1]
+                        j -= 1
+                    keyd[j] = deg
+                    keyt[j] = t
+                    frames[top, j] = c
+            if n > 0:
+                frames[top, F_COUNT] = n
+                frames[top, F_NEXT] = 0
+                found[top] = 0
+            else:
+                dead_ends += 1
+                leaf_found = 0
+        if leaf_found >= 0:
+            # -- undo the leaf --
+            visited[sq] = 0
+            depth -= 1
+            if leaf_found == 0:
+                backtracks += 1
+            if depth == 0:
+                break  # the start square itself was a leaf
+            found[np.uint64(depth - 1)] += leaf_found
+        # -- the next child to place, undoing exhausted frames --
+        while depth > 0:
+            top = np.uint64(depth - 1)
+            i = frames[top, F_NEXT]
+            if i < frames[top, F_COUNT]:
+                frames[top, F_NEXT] = i + 1
+                sq = np.uint64(frames[top, i])
+                break
+            f = found[top]
+            depth -= 1
+            visited[path[np.uint64(depth)]] = 0
+            if f == 0:
+                backtracks += 1
+            if depth > 0:
+                found[np.uint64(depth - 1)] += f
+        if depth == 0:
+            break  # the whole tree is walked
+    state[S_NODES] = nodes
+    state[S_BACKTRACKS] = backtracks
+    state[S_DEAD_ENDS] = dead_ends
+    state[S_CHECKS] = checks
+    state[S_SOLUTIONS] = solutions
+    state[S_MAX_DEPTH] = max_depth
+    state[S_DEPTH] = depth
+    state[S_SQ] = np.int64(sq)
+    state[S_HAVE_TOUR] = have_tour
+    rng[0] = rng_state
+    return code
+
+
+#: Boards up to this many squares keep their geometry in a per-process cache.
+_GEOMETRY_CACHE_SQUARES = 10_000
+
+
+@lru_cache(maxsize=64)
+def _cached_geometry(rows: int, cols: int, moves: tuple) -> tuple[np.ndarray, ...]:
+    return _geometry(rows, cols, moves)
+
+
+def _geometry(rows: int, cols: int, moves: tuple) -> tuple[np.ndarray, ...]:
+    nbr, count, dist2 = build_geometry(rows, cols, np.array(moves, dtype=np.int64))
+    return nbr, count, dist2, int(dist2.max())
+
+
+def geometry(rows: int, cols: int, moves: tuple) -> tuple[np.ndarray, ...]:
+    """``(nbr, count, dist2, max dist2)`` for a board; small boards are cached per process."""
+    if rows * cols <= _GEOMETRY_CACHE_SQUARES:
+        return _cached_geometry(rows, cols, moves)
+    return _geometry(rows, cols, moves)
+
+
+def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: str,
+                tie_break: str, first: bool, closed: bool, budget: Budget,
+                seed: int, extra: dict | None = None) -> SearchResult:
+    """Run the kernel to the end (in chunks under a time limit); arguments already checked."""
+    nbr, count, dist2, maxd2 = geometry(rows, cols, moves)
+    size = rows * cols
+    timed = budget.max_seconds is not None
+    params = np.array([_HEURISTIC_CODE[heuristic], _TIE_CODE[tie_break], int(first),
+                       int(closed), start_sq, budget.node_cap,
+                       PAUSE_EVERY - 1 if timed else -1, maxd2], dtype=np.int64)
+    state = np.zeros(N_STATE, np.int64)
+    state[S_SQ] = start_sq
+    rng = np.array([seed & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64)
+    visited = np.zeros(size, np.uint8)
+    path = np.zeros(size, np.uint32)
+    frames = np.zeros((size, N_FRAME), np.uint32)
+    found = np.zeros(size, np.int64)
+    tour = np.zeros(size, np.int32)
+    budget.start()
+    while True:
+        code = knights_run(nbr, count, dist2, params, state, rng, visited, path, frames,
+                           found, tour)
+        if code != _PAUSED:
+            status = _STATUS[code]
+            break
+        if budget.out_of_time():
+            status = Status.TIME_LIMIT
+            break
+    solution = tuple(tour.tolist()) if state[S_HAVE_TOUR] else None
+    return SearchResult(status, int(state[S_NODES]), int(state[S_BACKTRACKS]),
+                        int(state[S_DEAD_ENDS]), int(state[S_CHECKS]),
+                        int(state[S_SOLUTIONS]), int(state[S_MAX_DEPTH]), solution,
+                        extra if extra is not None else {})
+
+
+def check_arguments(rows: int, cols: int, start: tuple[int, int], mode: str | Mode,
+                    heuristic: str, tie_break: str,
+                    move_order: Sequence[Sequence[int]]) -> tuple[int, tuple, bool]:
+    """Validate like the reference; return ``(start square, moves, first)``.
+
+    Cheap on the common path (the default move order, a square on the board):
+    a short trial's whole budget is a few microseconds.
+
+    Raises:
+        ValueError: a bad board, start square, mode, heuristic, tie-break or move order.
+    """
+    moves = DEFAULT_MOVE_ORDER if move_order is DEFAULT_MOVE_ORDER else validate_move_order(
+        move_order)
+    row, col = start
+    if not (rows >= 1 and cols >= 1 and 0 <= row < rows and 0 <= col < cols):
+        KnightBoard(rows, cols, moves).square(row, col)  # raises the reference's message
+    first = Mode(mode) is Mode.FIRST
+    if heuristic not in _HEURISTIC_CODE:
+        raise ValueError(f"unknown heuristic {heuristic!r}; expected one of {HEURISTICS}")
+    if tie_break not in _TIE_CODE:
+        raise ValueError(f"unknown tie-break {tie_break!r}; expected one of {TIE_BREAKS}")
+    return row * cols + col, moves, first
+
+
+def warm_up() -> None:
+    """Compile (or load from the disk cache) every knight's-tour kernel signature in use."""
+    moves = DEFAULT_MOVE_ORDER
+    for heuristic in HEURISTICS:
+        run_knights(3, 4, 0, moves, heuristic, "random", True, False, Budget(1000, None), 1)
+    run_knights(3, 4, 0, moves, "warnsdorff", "pohl", False, True, Budget(None, 10.0), 1)
+    # geometry of a board above the cache threshold goes through the same kernel
+    build_geometry(1, 1, np.array(moves, dtype=np.int64))

@@ -1,0 +1,266 @@
+"""Compiled N-Queens kernel: row-by-row backtracking on bit masks, in numba.
+
+One queen per row, row by row, columns tried 0..n-1 (lowest bit first). The
+columns and the two diagonals attacked in a row are uint64 bit masks (M.
+Richards, "Backtracking algorithms in MCPL using bit patterns and
+recursion", 1997), so a single mask operation finds the safe squares of a
+row; the stack of rows is held in preallocated arrays (iterative, no
+recursion), n <= 64.
+
+Counters (metrics contract, :mod:`experiments.core`), those of plain
+row-by-row backtracking whatever the bit tricks:
+
+* ``nodes``: queens left on the board after their safety test (2,056 for
+  n = 8 in ``count`` mode; D. E. Knuth, TAOCP 4B; OEIS A319235 less the
+  empty root).
+* ``checks``: squares tested for attack, one per column tried: each row
+  entered tries its n columns, so an exhausted count makes
+  ``n * (1 + nodes - all solutions)`` checks (15,720 for n = 8). A search
+  stopped in a row has tested the columns up to and including the current one.
+* ``dead_ends``: queens short of a complete placement with no safe square in
+  the next row.
+* ``backtracks``: queens taken back whose subtree held no solution.
+* ``solutions``: solutions found (OEIS A000170); with ``unique``, solutions
+  that are the lexicographically smallest of their 8 images under the
+  symmetries of the square (OEIS A002562), the plain count going to
+  ``extra["all_solutions"]``; the other counters are those of the full walk.
+* ``max_depth``: most queens on the board.
+
+The time budget works as in :mod:`.knights_kernel`: the kernel's state lives
+in arrays and it pauses every :data:`PAUSE_EVERY` placements for Python to
+read the clock.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..core import Budget, SearchResult, Status
+
+try:  # an LLVM cttz intrinsic; numba has shipped it for years
+    from numba.cpython.unsafe.numbers import trailing_zeros as _ctz
+except ImportError:  # pragma: no cover - a numba without it
+    @njit(cache=True, nogil=True)
+    def _ctz(x):
+        k = 0
+        while (x & np.uint64(1)) == 0:
+            x >>= np.uint64(1)
+            k += 1
+        return k
+
+#: Largest n: the masks are uint64.
+MAX_N = 64
+#: Placements per kernel call under a time limit (see :mod:`.knights_kernel`).
+PAUSE_EVERY = 1 << 17
+
+_PAUSED, _SOLVED, _EXHAUSTED, _NODE_LIMIT = 0, 1, 2, 3
+_STATUS = {_SOLVED: Status.SOLVED, _EXHAUSTED: Status.EXHAUSTED, _NODE_LIMIT: Status.NODE_LIMIT}
+
+P_N, P_FIRST, P_UNIQUE, P_CAP, P_PAUSE_MASK = range(5)
+N_PARAMS = 5
+(S_NODES, S_BACKTRACKS, S_DEAD_ENDS, S_CHECKS, S_SOLUTIONS, S_MAX_DEPTH, S_ROW,
+ S_CANONICAL, S_HAVE_SOLUTION) = range(9)
+N_STATE = 9
+
+_ONE = np.uint64(1)
+_ZERO = np.uint64(0)
+
+
+@njit(cache=True, nogil=True)
+def _less(a, b, n):
+    """a < b lexicographically (int64 arrays of length n)."""
+    for i in range(n):
+        if a[i] != b[i]:
+            return a[i] < b[i]
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _is_canonical(s, n, inv, img):
+    """True when the placement ``s`` (columns by row) is the smallest of its 8 images."""
+    top = n - 1
+    for r in range(n):
+        inv[s[r]] = r
+    for k in range(7):
+        for r in range(n):
+            if k == 0:
+                v = top - s[r]              # mirror left-right
+            elif k == 1:
+                v = s[top - r]              # mirror top-bottom
+            elif k == 2:
+                v = top - s[top - r]        # rotate 180
+            elif k == 3:
+                v = inv[r]                  # transpose
+            elif k == 4:
+                v = top - inv[r]            # rotate 90 one way
+            elif k == 5:
+                v = inv[top - r]            # rotate 90 the other way
+            else:
+                v = top - inv[top - r]      # anti-transpose
+            img[r] = v
+        if _less(img, s, n):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def queens_run(params, state, avail, tried, attacked, left, right, place, found, best,
+               scratch):
+    """Run (or resume) the row-by-row search; return a status code.
+
+    Args:
+        params: int64 (N_PARAMS,): n, first, unique, node cap, pause mask.
+        state: int64 (N_STATE,): counters and the current row; updated in place.
+        avail: uint64 (n,): safe columns of each row not yet tried.
+        tried: int64 (n,): next column of each row to test.
+        attacked, left, right: uint64 (n,): columns and diagonals attacked in each row.
+        place: int64 (n,): the queen's column of each row on the path.
+        found: int64 (n,): solutions found below the queen of the row above.
+        best: int64 (n,): receives the first solution.
+        scratch: int64 (2, n): work space of the symmetry test.
+
+    Returns:
+        0 paused (resume by calling again), 1 solved, 2 exhausted, 3 node limit.
+    """
+    n = params[P_N]
+    first = params[P_FIRST] != 0
+    unique = params[P_UNIQUE] != 0
+    cap = params[P_CAP]
+    pause_mask = params[P_PAUSE_MASK]
+    full = (~_ZERO) >> np.uint64(64 - n)
+    last = n - 1
+    nodes = state[S_NODES]
+    backtracks = state[S_BACKTRACKS]
+    dead_ends = state[S_DEAD_ENDS]
+    checks = state[S_CHECKS]
+    solutions = state[S_SOLUTIONS]
+    max_depth = state[S_MAX_DEPTH]
+    row = state[S_ROW]
+    canonical = state[S_CANONICAL]
+    have_solution = state[S_HAVE_SOLUTION]
+    entry_nodes = nodes
+    inv = scratch[0]
+    img = scratch[1]
+    code = _EXHAUSTED
+    while True:
+        urow = np.uint64(row)  # an unsigned index: no negative-index wraparound test
+        a = avail[urow]
+        if a != _ZERO:
+            col = np.int64(_ctz(a))
+            if nodes >= cap:
+                checks += col - tried[urow] + 1
+                tried[urow] = col + 1
+                code = _NODE_LIMIT
+                break
+            if (nodes & pause_mask) == 0 and nodes != entry_nodes:
+                code = _PAUSED
+                break
+            checks += col - tried[urow] + 1
+            tried[urow] = col + 1
+            avail[urow] = a & (a - _ONE)
+            nodes += 1
+            place[urow] = col
+            if row == last:
+                max_depth = n
+                solutions += 1
+                if have_solution == 0:
+                    have_solution = 1
+                    for r in range(n):
+                        best[r] = place[r]
+                if first:
+                    code = _SOLVED
+                    break
+                if unique and _is_canonical(place, n, inv, img):
+                    canonical += 1
+                found[urow] += 1
+                continue
+            if row >= max_depth:
+                max_depth = row + 1
+            bit = _ONE << np.uint64(col)
+            cols = attacked[urow] | bit
+            ldiag = ((left[urow] | bit) << _ONE) & full
+            rdiag = (right[urow] | bit) >> _ONE
+            free = full & ~(cols | ldiag | rdiag)
+            if free == _ZERO:
+                # the next row tries its n columns, none safe: a dead end
+                checks += n
+                dead_ends += 1
+                backtracks += 1
+                continue
+            row += 1
+            urow = np.uint64(row)
+            attacked[urow] = cols
+            left[urow] = ldiag
+            right[urow] = rdiag
+            avail[urow] = free
+            tried[urow] = 0
+            found[urow] = 0
+            continue
+        # every column of this row is tried: take back the queen of the row above
+        checks += n - tried[urow]
+        tried[urow] = n
+        if row == 0:
+            break
+        below = found[urow]
+        row -= 1
+        urow = np.uint64(row)
+        if below != 0:
+            found[urow] += below
+        else:
+            backtracks += 1
+    state[S_NODES] = nodes
+    state[S_BACKTRACKS] = backtracks
+    state[S_DEAD_ENDS] = dead_ends
+    state[S_CHECKS] = checks
+    state[S_SOLUTIONS] = solutions
+    state[S_MAX_DEPTH] = max_depth
+    state[S_ROW] = row
+    state[S_CANONICAL] = canonical
+    state[S_HAVE_SOLUTION] = have_solution
+    return code
+
+
+def run_queens(n: int, first: bool, unique: bool, budget: Budget,
+               extra: dict | None = None) -> SearchResult:
+    """Run the kernel to the end (in chunks under a time limit); arguments already checked."""
+    timed = budget.max_seconds is not None
+    params = np.array([n, int(first), int(unique), budget.node_cap,
+                       PAUSE_EVERY - 1 if timed else -1], dtype=np.int64)
+    state = np.zeros(N_STATE, np.int64)
+    full = (1 << n) - 1
+    avail = np.zeros(n, np.uint64)
+    avail[0] = full
+    tried = np.zeros(n, np.int64)
+    attacked = np.zeros(n, np.uint64)
+    left = np.zeros(n, np.uint64)
+    right = np.zeros(n, np.uint64)
+    place = np.zeros(n, np.int64)
+    found = np.zeros(n, np.int64)
+    best = np.zeros(n, np.int64)
+    scratch = np.zeros((2, n), np.int64)
+    budget.start()
+    while True:
+        code = queens_run(params, state, avail, tried, attacked, left, right, place, found,
+                          best, scratch)
+        if code != _PAUSED:
+            status = _STATUS[code]
+            break
+        if budget.out_of_time():
+            status = Status.TIME_LIMIT
+            break
+    solution = tuple(best.tolist()) if state[S_HAVE_SOLUTION] else None
+    all_solutions = int(state[S_SOLUTIONS])
+    extra = dict(extra or {})
+    if unique:
+        extra["all_solutions"] = all_solutions
+    return SearchResult(status, int(state[S_NODES]), int(state[S_BACKTRACKS]),
+                        int(state[S_DEAD_ENDS]), int(state[S_CHECKS]),
+                        int(state[S_CANONICAL]) if unique else all_solutions,
+                        int(state[S_MAX_DEPTH]), solution, extra)
+
+
+def warm_up() -> None:
+    """Compile (or load from the disk cache) the N-Queens kernel."""
+    run_queens(6, False, True, Budget(None, 10.0))
+    run_queens(4, True, False, Budget(1000, None))
