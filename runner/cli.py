@@ -12,8 +12,12 @@ finished are on disk; run again to resume).
 from __future__ import annotations
 
 import argparse
+import itertools
+import json
 import shutil
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -44,21 +48,37 @@ def _parser() -> argparse.ArgumentParser:
                      "or serial (in this process, for debugging)")
     run.add_argument("--address", help="join this Ray cluster (HOST:PORT or auto; "
                      "default: $RAY_ADDRESS, else an embedded local Ray)")
-    run.add_argument("--workers", type=int, help="worker processes of the local Ray "
+    run.add_argument("--workers", type=_positive_int, help="worker processes of the local Ray "
                      "(default: one per core)")
-    run.add_argument("--batch-size", type=int, help="trials per Ray task (default: automatic)")
+    run.add_argument("--batch-size", type=_positive_int,
+                     help="trials per Ray task (default: automatic)")
     run.add_argument("--fresh", action="store_true",
                      help="delete this sweep's earlier results and start over")
     run.add_argument("--yes", action="store_true",
                      help="run a sweep larger than the trial cap (1,000,000)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--dashboard", action="store_true",
+                     help="start the Ray dashboard with the embedded local Ray (off by default)")
 
     show = sub.add_parser("show", help="print the headline tables of a results folder")
     show.add_argument("results", help="a results folder, e.g. results/warnsdorff-64-starts")
+    show.add_argument("--all", action="store_true",
+                      help="include rows of trials that are no longer in the config last run")
 
     val = sub.add_parser("validate", help="check a config without running it")
     val.add_argument("config")
     return p
+
+
+def _positive_int(text: str) -> int:
+    """argparse type of --workers and --batch-size: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, found {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, found {value}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,17 +100,27 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cmd_validate(args, console: Console) -> int:
-    from .config import count_trials, iter_trials, load_config
+    from .config import DEFAULT_TRIAL_CAP, count_trials, iter_trials, load_config, product_size
 
     config = load_config(args.config)
-    total = 0
-    samples = []
-    for trial in iter_trials(config):
-        total += 1
-        if len(samples) < 5:
-            samples.append(trial)
-    console.print(f"{args.config}: OK -- problem {config.problem.name}, {total:,} trials "
-                  f"(matrix size {count_trials(config):,})")
+    quick = product_size(config)
+    if quick > DEFAULT_TRIAL_CAP and not config.model.exclude:
+        # too large to walk: check one combination per value, count by arithmetic
+        samples = list(itertools.islice(iter_trials(config), 5))
+        console.print(f"{args.config}: OK -- problem {config.problem.name}, at least {quick:,} "
+                      f"trials: over the cap of {DEFAULT_TRIAL_CAP:,}, `btlab run` needs --yes "
+                      "(only the first trials were checked)")
+    else:
+        total = 0
+        samples = []
+        for trial in iter_trials(config):
+            total += 1
+            if len(samples) < 5:
+                samples.append(trial)
+        note = (f"; over the cap of {DEFAULT_TRIAL_CAP:,}, `btlab run` needs --yes"
+                if total > DEFAULT_TRIAL_CAP else "")
+        console.print(f"{args.config}: OK -- problem {config.problem.name}, {total:,} trials "
+                      f"(matrix size {count_trials(config):,}){note}")
     for t in samples:
         console.print(f"  {t.trial_id}  " + "  ".join(f"{k}={v}" for k, v in t.columns.items())
                       + f"  repeat={t.repeat}")
@@ -98,80 +128,123 @@ def cmd_validate(args, console: Console) -> int:
 
 
 def cmd_run(args, console: Console) -> int:
-    from .backends import make_backend
-    from .config import DEFAULT_TRIAL_CAP, count_trials, expand, load_config
-    from .errors import ConfigError
-    from .store import ResultStore, load_rows, remove_stale_temporaries
+    from .config import check_trial_cap, expand, load_config
+    from .store import ResultStore, load_rows, part_files
     from .summary import print_headline
 
+    # everything that can be wrong with the input is checked before anything is written
     config = load_config(args.config)
-    planned = count_trials(config)
-    if planned > DEFAULT_TRIAL_CAP and not args.yes:
-        raise ConfigError(args.config, None, None, ("matrix",),
-                          f"at most {DEFAULT_TRIAL_CAP:,} trials", f"{planned:,} trials",
-                          "shrink the sweep, or pass --yes to run it anyway")
+    if not args.yes:
+        check_trial_cap(config)
     trials = expand(config)
-    if args.workers is not None and args.workers < 1:
-        raise ConfigError("--workers", None, None, ("workers",), "a positive number",
-                          str(args.workers), "pass --workers 1 or more")
     folder = Path(args.out) if args.out else Path("results") / config.name
     store = ResultStore(folder, config)
-    remove_stale_temporaries(folder)
-    if args.fresh:
-        gone = store.clear()
-        if gone:
-            console.print(f"--fresh: deleted {gone} earlier part file(s) in {folder}")
-    done = store.existing_ids()
-    todo = [t for t in trials if t.trial_id not in done]
-    wanted = {t.trial_id for t in trials}
-    console.print(f"btlab {config.name}: {len(trials):,} trials, {len(trials) - len(todo):,} "
-                  f"already in {folder}, {len(todo):,} to run "
-                  f"({args.backend} backend, run {store.run_id})")
-    failed = 0
-    interrupted = False
-    if todo:
-        t0 = time.monotonic()
-        backend = make_backend(args.backend, address=args.address, workers=args.workers,
-                               batch_size=args.batch_size)
-        console.print(f"started {args.backend} with {backend.workers} worker(s) in "
-                      f"{time.monotonic() - t0:.1f} s")
-        progress = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
-                            MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
-                            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                            console=console, disable=args.quiet)
-        t1 = time.monotonic()
-        try:
-            with progress:
-                task = progress.add_task("trials", total=len(todo), rate="")
-                for i, row in enumerate(backend.run(todo), 1):
-                    store.add(row)
-                    failed += row["status"] == "error"
-                    rate = i / max(time.monotonic() - t1, 1e-9)
-                    progress.update(task, advance=1, rate=f"{rate:,.1f} trials/s")
-        except KeyboardInterrupt:
-            interrupted = True
-        finally:
-            store.close()
-            backend.close()
-        elapsed = time.monotonic() - t1
+    stale_tmp = store.lock()
+    try:
+        if stale_tmp:
+            console.print(f"deleted {stale_tmp} temporary file(s) a killed run left in {folder}")
+        if args.fresh:
+            gone = store.clear()
+            if gone:
+                console.print(f"--fresh: deleted {gone} earlier part file(s) in {folder}")
+        done = store.existing_ids()
+        todo = [t for t in trials if t.trial_id not in done]
+        wanted = {t.trial_id for t in trials}
+        if not todo:
+            store.record_config()
+        console.print(f"btlab {config.name}: {len(trials):,} trials, "
+                      f"{len(trials) - len(todo):,} already in {folder}, {len(todo):,} to run "
+                      f"({args.backend} backend, run {store.run_id})")
+        failed, interrupted, backend, elapsed = 0, False, None, 0.0
+        if todo:
+            failed, interrupted, backend, elapsed = _run_trials(args, console, store, todo)
+    finally:
+        store.close()
+    if backend is not None:
         console.print(f"{store.rows_written:,} rows written to {folder} in {elapsed:.1f} s")
-    df = load_rows(folder)
-    current = df[df["trial_id"].isin(wanted)]
-    print_headline(current, console)
-    stale = len(df) - len(current)
-    if stale:
-        console.print(f"{stale:,} row(s) in {folder} are from trials no longer in the config "
-                      "(kept on disk; `btlab show` includes them)")
+        for count, what in ((getattr(backend, "killed", 0),
+                             "hung past its time limit and was killed (status time_limit, "
+                             "see the error column)"),
+                            (getattr(backend, "retried", 0),
+                             "was run again because its worker died"),
+                            (getattr(backend, "lost", 0),
+                             "was given up after its worker died every retry (status error)")):
+            if count:
+                console.print(f"[yellow]{count} trial(s) {what}[/yellow]")
+    df = load_rows(folder) if part_files(folder) else None
+    if df is not None:
+        current = df[df["trial_id"].isin(wanted)]
+        print_headline(current, console)
+        stale = len(df) - len(current)
+        if stale:
+            console.print(f"{stale:,} row(s) in {folder} are from trials no longer in the config "
+                          "(kept on disk; `btlab show --all` includes them)")
     if interrupted:
         console.print("interrupted: finished rows are on disk; run the same command to resume")
         return 130
     if failed:
-        console.print(f"[red]{failed} trial(s) ended with status error[/red]")
+        console.print(f"[red]{failed} trial(s) ended with status error[/red] "
+                      "(the message is in the error column)")
         return 1
     return 0
 
 
+def _run_trials(args, console: Console, store, todo) -> tuple[int, bool, object, float]:
+    """Start the backend and run ``todo`` into ``store``.
+
+    Returns:
+        (trials with status error, interrupted?, the backend, seconds spent running)
+    """
+    from .backends import make_backend
+
+    t0 = time.monotonic()
+    backend = make_backend(args.backend, address=args.address, workers=args.workers,
+                           batch_size=args.batch_size, dashboard=args.dashboard)
+    console.print(f"started {args.backend} with {backend.workers} worker(s) in "
+                  f"{time.monotonic() - t0:.1f} s")
+    if getattr(backend, "dashboard_url", None):
+        console.print(f"Ray dashboard: http://{backend.dashboard_url}")
+    progress = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
+                        MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
+                        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                        console=console, disable=args.quiet)
+    failed, interrupted = 0, False
+    t1 = time.monotonic()
+    previous = _on_sigterm_interrupt()
+    try:
+        with progress:
+            task = progress.add_task("trials", total=len(todo), rate="")
+            for i, row in enumerate(backend.run(todo), 1):
+                store.add(row)
+                failed += row["status"] == "error"
+                rate = i / max(time.monotonic() - t1, 1e-9)
+                progress.update(task, advance=1, rate=f"{rate:,.1f} trials/s")
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        try:
+            store.flush()
+        finally:
+            backend.close()
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+    return failed, interrupted, backend, time.monotonic() - t1
+
+
+def _on_sigterm_interrupt():
+    """Make SIGTERM act like Ctrl-C (finished rows are written, exit 130); returns the old handler."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, handler)
+
+
 def cmd_show(args, console: Console) -> int:
+    from .config import iter_trials, parse_config
+    from .errors import ConfigError
     from .store import config_of, load_rows
     from .summary import print_headline
 
@@ -180,6 +253,25 @@ def cmd_show(args, console: Console) -> int:
     cfg = config_of(folder)
     console.print(f"{folder}: {len(df):,} trials of {cfg.get('name', '?')} "
                   f"({df['run_id'].nunique()} run(s))")
+    try:
+        latest = parse_config(json.dumps(cfg), f"{folder} (config stored in its newest part)")
+        ids = {t.trial_id for t in iter_trials(latest)}
+    except ConfigError as exc:  # a config this btlab no longer accepts: show everything
+        console.print(f"(cannot expand the stored config, so every row is shown: "
+                      f"{str(exc).splitlines()[0]})")
+        ids = None
+    if ids is not None:
+        others = ~df["trial_id"].isin(ids)
+        if others.any():
+            console.print(f"{int(others.sum()):,} of these row(s) are from trials no longer in "
+                          "the config last run" + (" (included below)" if args.all else
+                                                   "; --all includes them in the tables"))
+            if not args.all:
+                df = df[~others]
+        missing = len(ids - set(df["trial_id"]))
+        if missing:
+            console.print(f"{missing:,} trial(s) of the config last run are not in the folder "
+                          "yet: run it again to resume")
     print_headline(df, console)
     return 1 if (df["status"] == "error").any() else 0
 
