@@ -103,13 +103,15 @@ def cmd_validate(args, console: Console) -> int:
     from .config import DEFAULT_TRIAL_CAP, count_trials, iter_trials, load_config, product_size
 
     config = load_config(args.config)
-    quick = product_size(config)
-    if quick > DEFAULT_TRIAL_CAP and not config.model.exclude:
-        # too large to walk: check one combination per value, count by arithmetic
+    quick = product_size(config) if not config.model.exclude else 0
+    planned = quick if quick > DEFAULT_TRIAL_CAP else count_trials(config, limit=DEFAULT_TRIAL_CAP)
+    if planned > DEFAULT_TRIAL_CAP:
+        # too large to walk: check the first trials only, count by arithmetic
         samples = list(itertools.islice(iter_trials(config), 5))
-        console.print(f"{args.config}: OK -- problem {config.problem.name}, at least {quick:,} "
-                      f"trials: over the cap of {DEFAULT_TRIAL_CAP:,}, `btlab run` needs --yes "
-                      "(only the first trials were checked)")
+        size = f"{quick:,}" if quick else f"more than {DEFAULT_TRIAL_CAP:,}"
+        console.print(f"{args.config}: OK -- problem {config.problem.name}, {size} trials: over "
+                      f"the cap of {DEFAULT_TRIAL_CAP:,}, `btlab run` needs --yes (only the first "
+                      "trials were checked)")
     else:
         total = 0
         samples = []
@@ -117,10 +119,8 @@ def cmd_validate(args, console: Console) -> int:
             total += 1
             if len(samples) < 5:
                 samples.append(trial)
-        note = (f"; over the cap of {DEFAULT_TRIAL_CAP:,}, `btlab run` needs --yes"
-                if total > DEFAULT_TRIAL_CAP else "")
         console.print(f"{args.config}: OK -- problem {config.problem.name}, {total:,} trials "
-                      f"(matrix size {count_trials(config):,}){note}")
+                      f"(matrix size {planned:,})")
     for t in samples:
         console.print(f"  {t.trial_id}  " + "  ".join(f"{k}={v}" for k, v in t.columns.items())
                       + f"  repeat={t.repeat}")
