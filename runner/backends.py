@@ -71,6 +71,8 @@ def batch_size_for(n_trials: int, workers: int) -> int:
 #: HANG_GRACE_SECONDS`` after it started is taken for hung and its worker is killed.
 HANG_FACTOR = 1.1
 HANG_GRACE_SECONDS = 5.0
+#: A task sends the rows it has finished at most this often (seconds); see RayBackend.
+REPORT_EVERY = 0.2
 
 
 def hang_limit(budget_seconds: float | None) -> float | None:
@@ -81,43 +83,72 @@ def hang_limit(budget_seconds: float | None) -> float | None:
 
 
 class _Task:
-    """The driver's view of one Ray task: its trials and how far it has got."""
+    """The driver's view of one Ray task: its trials and how far it has got.
 
-    __slots__ = ("trials", "done", "started", "last", "pid", "node_id", "host")
+    ``report_every`` is the task's reporting interval: :data:`REPORT_EVERY`, or 0
+    for a *precise* task, which reports each row before it starts the next
+    trial, so that the running trial is always ``trials[done]``.
+    """
 
-    def __init__(self, trials: Sequence[Trial]):
+    __slots__ = ("trials", "report_every", "done", "started", "last", "limit", "pid",
+                 "node_id", "host")
+
+    def __init__(self, trials: Sequence[Trial], report_every: float):
         self.trials = list(trials)
-        self.done = 0          # rows received: trials[done] is the one running now
+        self.report_every = report_every
+        self.done = 0          # rows received
         self.started = False   # the worker has said it started
-        self.last = 0.0        # time.monotonic() of the last message from the worker
+        self.last = 0.0        # time.monotonic() when its last message was read
+        limits = [hang_limit(t.budget_seconds) for t in self.trials]
+        #: the largest hang limit of its trials (None: one has no time budget)
+        self.limit = None if None in limits else max(limits)
         self.pid = self.node_id = self.host = None
+
+    @property
+    def precise(self) -> bool:
+        return self.report_every == 0
+
+    def deadline(self) -> float | None:
+        """When the running trial is sure to have run past its hang limit (monotonic)."""
+        if not self.started or self.done >= len(self.trials) or self.limit is None:
+            return None
+        # the running trial started at most report_every after the last message was sent
+        return self.last + self.report_every + self.limit
 
 
 class RayBackend:
-    """Runs batches of trials as Ray tasks and streams rows back as each trial ends.
+    """Runs batches of trials as Ray tasks and streams their rows back as they finish.
 
     Each task is a Ray *streaming generator*: it first yields a "started"
-    message (its pid and node), then one row per trial, as soon as the trial
-    ends. So the driver always knows which trial of a task is running and
-    since when, and never loses the rows a task finished before something
-    went wrong:
+    message (its pid and node), then the rows it has finished, in order,
+    before starting a trial once :data:`REPORT_EVERY` seconds have passed since
+    it last reported (and at its end). So the driver holds the rows of
+    every trial finished before the last report, and knows that the running
+    trial started at most ``REPORT_EVERY`` after it. Reporting in chunks
+    rather than row by row keeps the overhead of short trials low (a Ray
+    object per row costs about as much as a short trial).
 
     * **Hangs.** A trial with a time budget stops itself at the budget
-      (solvers read the clock every 1024 placements). One that has not
-      returned :func:`hang_limit` seconds (budget x 1.1 + 5 s) after it started
-      -- a solver stuck in C code, an infinite loop that never reads the
-      clock -- is taken for hung: its task is cancelled with
-      ``ray.cancel(force=True)``, which kills the worker process; the trial
-      gets a row with status ``time_limit``, null counters and an ``error``
-      saying it was killed; the trials of the task that had not run yet are
-      submitted again as a new task. Trials without a time budget are never
-      killed.
+      (solvers read the clock every 1024 placements). When a task has sent
+      nothing for longer than :func:`hang_limit` (budget x 1.1 + 5 s) plus
+      ``REPORT_EVERY``, the trial it runs -- a solver stuck in C code, an
+      infinite loop that never reads the clock -- is taken for hung and the
+      task is cancelled with ``ray.cancel(force=True)``, which kills the worker
+      process. Which trial hung is known only to within the rows not yet
+      reported, so the task's unreported trials are submitted again as a
+      *precise* task that reports every row before starting the next trial:
+      the hang recurs there, and that trial alone gets a row with status
+      ``time_limit``, null counters and an ``error`` saying it was killed; the
+      trials after it go on in a new task. A hang thus costs twice its limit.
+      Trials without a time budget are never killed.
     * **Dead workers.** A worker that dies (killed, out of memory, a crash)
-      fails its task; the driver, not Ray, retries: the trial that was running
-      is run again, up to ``max_retries`` times, then gets a row with status
-      ``error``; the trials after it go to a new task. Finished rows are never
-      run or written twice. (A task that dies before it starts counts as a
-      failure of each of its trials.)
+      fails its task; the driver, not Ray, retries. As for a hang, the
+      unreported trials are first submitted again as a precise task; when a
+      precise task's worker dies, the trial it was running is run again, up to
+      ``max_retries`` times, then gets a row with status ``error``; the trials
+      after it go to a new task. A task that dies before it starts counts as a
+      failure of each of its trials. Rows are never run twice once received,
+      nor written twice.
 
     Args:
         address: a Ray cluster address (``HOST:PORT`` or ``auto``); None starts an
@@ -167,7 +198,7 @@ class RayBackend:
         self.max_retries = max_retries
         #: what went wrong and was handled, for the run's summary
         self.killed = 0        # trials killed past their hang limit
-        self.retried = 0       # trials run again because their worker died
+        self.deaths = 0        # tasks whose worker died (their unreported trials ran again)
         self.lost = 0          # trials given up after max_retries worker deaths
         # max_retries=0: the driver retries (see above); Ray would rerun the whole
         # task, finished trials included.
@@ -177,23 +208,29 @@ class RayBackend:
         ray = self._ray
         size = self.batch_size or batch_size_for(len(trials), self.workers)
         batches = (trials[i:i + size] for i in range(0, len(trials), size))
-        again: deque[list[Trial]] = deque()   # trials to resubmit, before new batches
-        deaths: dict[str, int] = {}            # trial id -> worker deaths while it ran
+        again: deque[tuple[list[Trial], float]] = deque()  # resubmissions go first
+        deaths: dict[str, int] = {}  # trial id -> deaths of a precise task's worker running it
         window = 2 * self.workers + 2  # tasks in flight: keeps workers busy, memory flat
         pending: dict[Any, _Task] = {}
 
         def submit() -> None:
             while len(pending) < window:
-                batch = again.popleft() if again else next(batches, None)
-                if batch is None:
-                    return
+                if again:
+                    batch, every = again.popleft()
+                else:
+                    batch, every = next(batches, None), REPORT_EVERY
+                    if batch is None:
+                        return
                 if batch:
-                    pending[self._task.remote(batch)] = _Task(batch)
+                    pending[self._task.remote(batch, every)] = _Task(batch, every)
 
         def worker_died(task: _Task, exc: Exception) -> Iterator[Row]:
-            """Retry the running trial (or, before the task started, all of them)."""
-            blamed = task.trials[task.done:] if not task.started else [task.trials[task.done]]
-            rest = task.trials[task.done + len(blamed):]
+            self.deaths += 1
+            rest = task.trials[task.done:]
+            if task.started and not task.precise:  # which trial? find out in a precise task
+                again.appendleft((rest, 0.0))
+                return
+            blamed = rest if not task.started else rest[:1]
             retry = []
             for trial in blamed:
                 deaths[trial.trial_id] = deaths.get(trial.trial_id, 0) + 1
@@ -203,19 +240,35 @@ class RayBackend:
                         f"worker died {deaths[trial.trial_id]} times running this trial; "
                         f"last: {type(exc).__name__}: {str(exc)[:300]}"), task)
                 else:
-                    self.retried += 1
                     retry.append(trial)
-            if retry + rest:
-                again.appendleft(retry + rest)
+            if retry:
+                again.appendleft((retry, task.report_every))
+            if rest[len(blamed):]:
+                again.append((rest[len(blamed):], REPORT_EVERY))
+
+        def hung(gen, task: _Task, now: float) -> Iterator[Row]:
+            ray.cancel(gen, force=True)  # kills the worker process
+            del pending[gen]
+            rest = task.trials[task.done:]
+            if not task.precise:  # which trial? find out in a precise task
+                again.appendleft((rest, 0.0))
+                return
+            trial = rest[0]
+            self.killed += 1
+            yield _lost_row(trial, "time_limit", (
+                f"killed by the runner: no result {now - task.last:.1f} s after the trial "
+                f"started (time budget {trial.budget_seconds:g} s; limit budget x "
+                f"{HANG_FACTOR:g} + {HANG_GRACE_SECONDS:g} s); the solver did not stop at its "
+                "time limit"), task, started=task.last)
+            if rest[1:]:
+                again.appendleft((rest[1:], REPORT_EVERY))
 
         submit()
         try:
             while pending:
-                now = time.monotonic()
-                deadlines = [t.last + lim for t in pending.values()
-                             if t.started and t.done < len(t.trials)
-                             and (lim := hang_limit(t.trials[t.done].budget_seconds)) is not None]
-                timeout = max(0.0, min(deadlines) - now) + 0.01 if deadlines else None
+                deadlines = [d for t in pending.values() if (d := t.deadline()) is not None]
+                timeout = (max(0.0, min(deadlines) - time.monotonic()) + 0.01
+                           if deadlines else None)
                 ready, _ = ray.wait(list(pending), num_returns=1, timeout=timeout)
                 for gen in ready:
                     task = pending[gen]
@@ -224,7 +277,7 @@ class RayBackend:
                     except StopIteration:
                         del pending[gen]
                         if task.done < len(task.trials):  # cannot happen; never drop a trial
-                            again.append(task.trials[task.done:])
+                            again.append((task.trials[task.done:], REPORT_EVERY))
                         continue
                     except ray.exceptions.RayError as exc:
                         del pending[gen]
@@ -235,28 +288,16 @@ class RayBackend:
                         task.started = True
                         _, task.pid, task.node_id, task.host = item
                         continue
-                    task.done += 1
-                    yield item
+                    task.done += len(item)
+                    yield from item
                 now = time.monotonic()
                 for gen, task in list(pending.items()):
-                    if not task.started or task.done >= len(task.trials):
-                        continue
-                    trial = task.trials[task.done]
-                    limit = hang_limit(trial.budget_seconds)
-                    if limit is None or now - task.last <= limit:
+                    deadline = task.deadline()
+                    if deadline is None or now <= deadline:
                         continue
                     if ray.wait([gen], timeout=0)[0]:
                         continue  # it did report: read that first
-                    ray.cancel(gen, force=True)  # kills the worker process
-                    del pending[gen]
-                    self.killed += 1
-                    yield _lost_row(trial, "time_limit", (
-                        f"killed by the runner: no result {now - task.last:.1f} s after the "
-                        f"trial started (time budget {trial.budget_seconds:g} s; limit "
-                        f"budget x {HANG_FACTOR:g} + {HANG_GRACE_SECONDS:g} s); the solver did "
-                        "not stop at its time limit"), task, started=task.last)
-                    if task.done + 1 < len(task.trials):
-                        again.appendleft(task.trials[task.done + 1:])
+                    yield from hung(gen, task, now)
                 submit()
         finally:
             for gen in pending:  # interrupted: stop what still runs
@@ -271,14 +312,27 @@ class RayBackend:
             self._owns_ray = False
 
 
-def _ray_batch(trials: Sequence[Trial]) -> Iterator[Any]:
-    """A Ray task (a streaming generator): says it started, then yields each trial's row."""
+def _ray_batch(trials: Sequence[Trial], report_every: float) -> Iterator[Any]:
+    """A Ray task (a streaming generator) running ``trials`` in order.
+
+    Yields ``("started", pid, node_id, host)`` first, then lists of rows: the
+    rows finished so far, before starting a trial once ``report_every`` seconds
+    have passed since the last report (0: before every trial), and at the end.
+    """
     import ray
 
     node_id = ray.get_runtime_context().get_node_id()
     yield ("started", os.getpid(), node_id, socket.gethostname())
+    rows: list[Row] = []
+    last = time.monotonic()
     for trial in trials:
-        yield run_trial(trial, node_id)
+        if rows and time.monotonic() - last >= report_every:
+            yield rows
+            rows = []
+            last = time.monotonic()
+        rows.append(run_trial(trial, node_id))
+    if rows:
+        yield rows
 
 
 def _lost_row(trial: Trial, status: str, message: str, task: _Task | None = None,

@@ -163,14 +163,16 @@ def cmd_run(args, console: Console) -> int:
     if backend is not None:
         console.print(f"{store.rows_written:,} rows written to {folder} in {elapsed:.1f} s")
         for count, what in ((getattr(backend, "killed", 0),
-                             "hung past its time limit and was killed (status time_limit, "
-                             "see the error column)"),
-                            (getattr(backend, "retried", 0),
-                             "was run again because its worker died"),
+                             "trial(s) hung past the time limit and were killed (status "
+                             "time_limit, message in the error column)"),
+                            (getattr(backend, "deaths", 0),
+                             "time(s) a worker died; the trials it had not reported were run "
+                             "again"),
                             (getattr(backend, "lost", 0),
-                             "was given up after its worker died every retry (status error)")):
+                             "trial(s) given up after their worker died at every retry (status "
+                             "error)")):
             if count:
-                console.print(f"[yellow]{count} trial(s) {what}[/yellow]")
+                console.print(f"[yellow]{count} {what}[/yellow]")
     df = load_rows(folder) if part_files(folder) else None
     if df is not None:
         current = df[df["trial_id"].isin(wanted)]
