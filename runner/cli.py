@@ -138,7 +138,7 @@ def cmd_run(args, console: Console) -> int:
         check_trial_cap(config)
     trials = expand(config)
     folder = Path(args.out) if args.out else Path("results") / config.name
-    store = ResultStore(folder, config)
+    store = ResultStore(folder, config, fresh=args.fresh)
     stale_tmp = store.lock()
     try:
         if stale_tmp:

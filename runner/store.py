@@ -128,6 +128,8 @@ class ResultStore:
             None (the default) adapts: 2 s at first, growing with the run's
             age (a thirtieth of it) up to 60 s, so that a long run writes few
             parts and a crash loses at most a minute of work.
+        fresh: the run starts over (``--fresh``): the parts in ``folder`` are not
+            checked, since :meth:`clear` will delete them.
 
     Raises:
         ResultsError: ``folder`` is a file, is not writable, or holds results of
@@ -135,7 +137,7 @@ class ResultStore:
     """
 
     def __init__(self, folder: str | Path, config: SweepConfig, *, flush_rows: int = 5000,
-                 flush_seconds: float | None = None):
+                 flush_seconds: float | None = None, fresh: bool = False):
         self.folder = Path(folder)
         self.config = config
         self.schema = row_schema(config.problem)
@@ -148,7 +150,7 @@ class ResultStore:
         self.rows_written = 0
         self._lock_fd: int | None = None
         self._created_folder = False
-        self._check_folder()
+        self._check_folder(contents=not fresh)
         self._provenance = {
             "run_id": self.run_id, "problem": config.problem.name,
             "btlab_version": btlab_version(), "git_commit": _git_commit(),
@@ -160,7 +162,7 @@ class ResultStore:
                 "btlab.run_id": self.run_id}
         self.schema = self.schema.with_metadata(meta)
 
-    def _check_folder(self) -> None:
+    def _check_folder(self, contents: bool = True) -> None:
         folder = self.folder
         if folder.exists() and not folder.is_dir():
             raise ResultsError(f"{folder}: the output path is a file, not a folder\n"
@@ -174,6 +176,8 @@ class ResultStore:
         if problem:
             raise ResultsError(f"{folder}: not writable ({probe}: {problem})\n"
                                "  fix: choose a writable folder with --out")
+        if not contents:  # --fresh: its parts are about to be deleted, whatever they hold
+            return
         for part in part_files(folder)[:1] + part_files(folder)[-1:]:
             meta = read_meta(part)
             version = meta.get("btlab.schema_version")

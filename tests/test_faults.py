@@ -598,6 +598,16 @@ def test_bad_command_line_exits_2_and_writes_nothing(extra, make, fragments, tmp
     assert _snapshot(target) == before
 
 
+def test_fresh_takes_over_a_folder_of_another_config_only_when_asked(tmp_path, capsys):
+    taken = _other_config_results(tmp_path)
+    good = write(tmp_path / "good.yaml", GOOD)
+    assert run_main("run", good, "--out", taken, "--backend", "serial", "--quiet") == 2
+    assert run_main("run", good, "--out", taken, "--backend", "serial", "--quiet",
+                    "--fresh") == 0
+    assert "--fresh: deleted 1 earlier part file(s)" in capsys.readouterr().out
+    assert set(pd.read_parquet(taken)["trial_id"]) == set(ids_of(good))
+
+
 def _snapshot(path: Path | None):
     if path is None or not path.exists():
         return None
