@@ -184,6 +184,7 @@ class RayBackend:
             else:
                 kwargs["address"] = address
                 kwargs["runtime_env"] = _code_runtime_env()
+                _check_reachable(address or os.environ["RAY_ADDRESS"])
             try:
                 context = ray.init(**kwargs)
             except (ConnectionError, ValueError, RuntimeError, TimeoutError) as exc:
@@ -354,6 +355,27 @@ def _lost_row(trial: Trial, status: str, message: str, task: _Task | None = None
         out["started_at"] = datetime.now(timezone.utc) - timedelta(
             seconds=time.monotonic() - started)
     return out
+
+
+def _check_reachable(address: str) -> None:
+    """Fail fast on a ``HOST:PORT`` nobody listens on (``ray.init`` retries for minutes).
+
+    Raises:
+        BackendError: the address is not ``HOST:PORT``, or nothing answers there.
+    """
+    if address in ("auto", "local") or "://" in address:
+        return
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise BackendError(f"--address {address!r}: expected HOST:PORT (e.g. 10.0.0.5:6379), "
+                           "auto, or ray://HOST:PORT")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
+    except OSError as exc:
+        raise BackendError(f"could not reach a Ray cluster at {address}: "
+                           f"{exc.strerror or exc}\n"
+                           "  fix: check --address / RAY_ADDRESS (`ray status` on the head node "
+                           "prints it), or leave it out for an embedded local Ray") from None
 
 
 def _code_runtime_env() -> dict[str, Any]:

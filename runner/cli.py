@@ -96,6 +96,10 @@ def main(argv: list[str] | None = None) -> int:
         Console(stderr=True, highlight=False).print(f"[bold red]btlab:[/bold red] {exc}",
                                                     markup=True, soft_wrap=True)
         return exc.exit_code
+    except KeyboardInterrupt:  # outside the trial loop (which handles its own): start, end
+        Console(stderr=True, highlight=False).print(
+            "btlab: interrupted; rows already finished are on disk (run again to resume)")
+        return 130
     return 2
 
 
@@ -200,8 +204,12 @@ def _run_trials(args, console: Console, store, todo) -> tuple[int, bool, object,
     from .backends import make_backend
 
     t0 = time.monotonic()
-    backend = make_backend(args.backend, address=args.address, workers=args.workers,
-                           batch_size=args.batch_size, dashboard=args.dashboard)
+    try:
+        backend = make_backend(args.backend, address=args.address, workers=args.workers,
+                               batch_size=args.batch_size, dashboard=args.dashboard)
+    except KeyboardInterrupt:
+        console.print(f"interrupted while starting {args.backend}: no trial ran")
+        return 0, True, None, 0.0
     console.print(f"started {args.backend} with {backend.workers} worker(s) in "
                   f"{time.monotonic() - t0:.1f} s")
     if getattr(backend, "dashboard_url", None):
@@ -227,7 +235,10 @@ def _run_trials(args, console: Console, store, todo) -> tuple[int, bool, object,
         try:
             store.flush()
         finally:
-            backend.close()
+            try:
+                backend.close()
+            except KeyboardInterrupt:  # a second Ctrl-C while Ray shuts down
+                interrupted = True
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)
     return failed, interrupted, backend, time.monotonic() - t1

@@ -186,8 +186,12 @@ def _parse_yaml(text: str, source: str) -> tuple[Any, dict]:
     except yaml.constructor.ConstructorError as exc:
         mark = exc.problem_mark or exc.context_mark
         tag = getattr(exc, "problem", "") or str(exc)
+        where = (mark.line + 1, mark.column + 1) if mark else None
+        # the key whose value holds the tag: the last key that starts before it
+        path = max((p for p, pos in positions.items() if where and pos <= where),
+                   key=lambda p: (positions[p], len(p)), default=()) if where else ()
         raise ConfigError(
-            source, mark.line + 1 if mark else None, mark.column + 1 if mark else None, (),
+            source, where[0] if where else None, where[1] if where else None, path,
             "plain YAML data: mappings, lists, strings, numbers, booleans",
             tag.strip(),
             "remove the tag: btlab reads configs with yaml.safe_load and never builds "
@@ -540,10 +544,12 @@ def check_trial_cap(config: SweepConfig, cap: int = DEFAULT_TRIAL_CAP) -> int:
     quick = product_size(config) if not config.model.exclude else 0
     planned = quick if quick > cap else count_trials(config, limit=cap)
     if planned > cap:
+        # blame repeats when they alone take the sweep over the cap
+        where = ("repeats",) if planned // config.model.repeats <= cap else ("matrix",)
         found = (f"{planned:,} trials (the matrix lists multiplied, times repeats)"
                  if planned == quick else f"more than {cap:,} trials")
         raise config.error(
-            ("matrix",), f"at most {cap:,} trials per run", found,
+            where, f"at most {cap:,} trials per run", found,
             "shrink the sweep (fewer values, or split it into several configs), "
             "or pass --yes to run it anyway")
     return planned

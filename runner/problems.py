@@ -145,7 +145,12 @@ def _knights_verify(c: Mapping[str, Any], solution: tuple[int, ...]) -> None:
 
 
 def _knights_check(c: Mapping[str, Any]) -> None:
+    from experiments.knights import STRATEGIES
     rows, cols, strategy = c["rows"], c["cols"], c["strategy"]
+    if strategy not in STRATEGIES:  # named in the design, not (yet) in the solver
+        raise ParamError("strategy", f"a strategy the knight's-tour solver has: "
+                         f"{', '.join(STRATEGIES)}", repr(strategy),
+                         f"use one of {', '.join(STRATEGIES)}")
     cap = KNIGHT_MAX_SQUARES[strategy]
     if rows * cols > cap:
         raise ParamError(

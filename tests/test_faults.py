@@ -25,6 +25,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
+from experiments.knights import STRATEGIES as KNIGHT_STRATEGIES
 from runner.backends import HANG_FACTOR, HANG_GRACE_SECONDS
 from runner.cli import main
 from runner.config import expand, load_config
@@ -451,6 +452,11 @@ BAD_CONFIGS = [
     pytest.param(_sub("strategy: recursive", "strategy: recursve"),
                  ["bad.yaml:3:", "fixed.strategy", "did you mean 'recursive'"],
                  id="unknown-strategy"),
+    pytest.param(_sub("strategy: recursive", "strategy: amb"),
+                 ["fixed.strategy", "a strategy the knight's-tour solver has"],
+                 id="strategy-not-in-the-solver",
+                 marks=pytest.mark.skipif("amb" in KNIGHT_STRATEGIES,
+                                          reason="the solver has amb now")),
     pytest.param(_sub("[none, warnsdorff]", "[none, warnsdorf]"),
                  ["bad.yaml:5:", "matrix.heuristic[1]", "did you mean 'warnsdorff'"],
                  id="unknown-heuristic"),
@@ -478,7 +484,8 @@ BAD_CONFIGS = [
     pytest.param(_sub("seconds: 10", "seconds: -1"), ["budget.seconds", "greater than 0"],
                  id="budget-seconds-negative"),
     pytest.param(GOOD + "repeats: 100_000_000\n",
-                 ["bad.yaml:4:1", "at most 1,000,000 trials", "200,000,000 trials", "--yes"],
+                 ["bad.yaml:7:1", "error at repeats", "at most 1,000,000 trials",
+                  "200,000,000 trials", "--yes"],
                  id="over-the-cap"),
     pytest.param(_sub("name: good", "name: ../../etc"),
                  ["bad.yaml:1:1", "error at name", "no '/' or '..'"], id="name-escapes"),
