@@ -234,8 +234,7 @@ class ResultStore:
         Returns:
             True when a part was written.
         """
-        parts = part_files(self.folder)
-        stored = read_meta(parts[-1]).get("btlab.config") if parts else None
+        stored = newest_meta(self.folder).get("btlab.config")
         if stored == self.schema.metadata[b"btlab.config"].decode():
             return False
         self._write(pa.Table.from_pylist([], schema=self.schema))
@@ -284,7 +283,9 @@ class ResultStore:
         tmp = self.folder / f".{name}.{uuid.uuid4().hex[:8]}.tmp"
         try:
             with open(tmp, "wb") as fh:
-                pq.write_table(table, fh, compression="zstd")
+                written = datetime.now(timezone.utc).isoformat(timespec="microseconds")
+                meta = {**table.schema.metadata, b"btlab.written_at": written.encode()}
+                pq.write_table(table.replace_schema_metadata(meta), fh, compression="zstd")
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, self.folder / name)
@@ -380,6 +381,18 @@ def config_of(folder: str | Path) -> dict[str, Any]:
     parts = part_files(Path(folder))
     if not parts:
         return {}
-    return json.loads(read_meta(parts[-1]).get("btlab.config", "{}"))
+    return json.loads(newest_meta(Path(folder)).get("btlab.config", "{}"))
+
+
+def newest_meta(folder: Path) -> dict[str, str]:
+    """The ``btlab.*`` metadata of the part written last (by its ``btlab.written_at``).
+
+    Part names sort by run only to the second, so two runs within one second
+    would tie; the write time in the metadata (microseconds) decides.
+    """
+    metas = [read_meta(p) for p in part_files(folder)]
+    if not metas:
+        return {}
+    return max(enumerate(metas), key=lambda im: (im[1].get("btlab.written_at", ""), im[0]))[1]
 
 
