@@ -14,8 +14,12 @@ finished are on disk; run again to resume).
 from __future__ import annotations
 
 import argparse
+import itertools
+import json
 import shutil
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -46,17 +50,22 @@ def _parser() -> argparse.ArgumentParser:
                      "or serial (in this process, for debugging)")
     run.add_argument("--address", help="join this Ray cluster (HOST:PORT or auto; "
                      "default: $RAY_ADDRESS, else an embedded local Ray)")
-    run.add_argument("--workers", type=int, help="worker processes of the local Ray "
+    run.add_argument("--workers", type=_positive_int, help="worker processes of the local Ray "
                      "(default: one per core)")
-    run.add_argument("--batch-size", type=int, help="trials per Ray task (default: automatic)")
+    run.add_argument("--batch-size", type=_positive_int,
+                     help="trials per Ray task (default: automatic)")
     run.add_argument("--fresh", action="store_true",
                      help="delete this sweep's earlier results and start over")
     run.add_argument("--yes", action="store_true",
                      help="run a sweep larger than the trial cap (1,000,000)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--dashboard", action="store_true",
+                     help="start the Ray dashboard with the embedded local Ray (off by default)")
 
     show = sub.add_parser("show", help="print the headline tables of a results folder")
     show.add_argument("results", help="a results folder, e.g. results/warnsdorff-64-starts")
+    show.add_argument("--all", action="store_true",
+                      help="include rows of trials that are no longer in the config last run")
     show.add_argument("--by", choices=["node"], help="node: how the trials spread over the "
                       "machines (Ray node, host) instead of the headline tables")
 
@@ -73,6 +82,17 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("-o", "--output", default="report.html",
                      help="the HTML file to write (default: report.html)")
     return p
+
+
+def _positive_int(text: str) -> int:
+    """argparse type of --workers and --batch-size: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, found {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, found {value}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,21 +114,35 @@ def main(argv: list[str] | None = None) -> int:
         Console(stderr=True, highlight=False).print(f"[bold red]btlab:[/bold red] {exc}",
                                                     markup=True, soft_wrap=True)
         return exc.exit_code
+    except KeyboardInterrupt:  # outside the trial loop (which handles its own): start, end
+        Console(stderr=True, highlight=False).print(
+            "btlab: interrupted; rows already finished are on disk (run again to resume)")
+        return 130
     return 2
 
 
 def cmd_validate(args, console: Console) -> int:
-    from .config import count_trials, iter_trials, load_config
+    from .config import DEFAULT_TRIAL_CAP, count_trials, iter_trials, load_config, product_size
 
     config = load_config(args.config)
-    total = 0
-    samples = []
-    for trial in iter_trials(config):
-        total += 1
-        if len(samples) < 5:
-            samples.append(trial)
-    console.print(f"{args.config}: OK -- problem {config.problem.name}, {total:,} trials "
-                  f"(matrix size {count_trials(config):,})")
+    quick = product_size(config) if not config.model.exclude else 0
+    planned = quick if quick > DEFAULT_TRIAL_CAP else count_trials(config, limit=DEFAULT_TRIAL_CAP)
+    if planned > DEFAULT_TRIAL_CAP:
+        # too large to walk: check the first trials only, count by arithmetic
+        samples = list(itertools.islice(iter_trials(config), 5))
+        size = f"{quick:,}" if quick else f"more than {DEFAULT_TRIAL_CAP:,}"
+        console.print(f"{args.config}: OK -- problem {config.problem.name}, {size} trials: over "
+                      f"the cap of {DEFAULT_TRIAL_CAP:,}, `btlab run` needs --yes (only the first "
+                      "trials were checked)")
+    else:
+        total = 0
+        samples = []
+        for trial in iter_trials(config):
+            total += 1
+            if len(samples) < 5:
+                samples.append(trial)
+        console.print(f"{args.config}: OK -- problem {config.problem.name}, {total:,} trials "
+                      f"(matrix size {planned:,})")
     for t in samples:
         console.print(f"  {t.trial_id}  " + "  ".join(f"{k}={v}" for k, v in t.columns.items())
                       + f"  repeat={t.repeat}")
@@ -116,95 +150,142 @@ def cmd_validate(args, console: Console) -> int:
 
 
 def cmd_run(args, console: Console) -> int:
-    from .backends import make_backend
-    from .config import DEFAULT_TRIAL_CAP, count_trials, iter_trials, load_config
-    from .errors import ConfigError
+    from .config import check_trial_cap, iter_trials, load_config
     from .execute import METRIC_COLUMNS
-    from .store import ResultStore, load_rows, remove_stale_temporaries
+    from .store import ResultStore, load_rows, part_files
     from .summary import print_headline
 
+    # everything that can be wrong with the input is checked before anything is written
     config = load_config(args.config)
-    planned = count_trials(config)
-    if planned > DEFAULT_TRIAL_CAP and not args.yes:
-        raise ConfigError(args.config, None, None, ("matrix",),
-                          f"at most {DEFAULT_TRIAL_CAP:,} trials", f"{planned:,} trials",
-                          "shrink the sweep, or pass --yes to run it anyway")
-    if args.workers is not None and args.workers < 1:
-        raise ConfigError("--workers", None, None, ("workers",), "a positive number",
-                          str(args.workers), "pass --workers 1 or more")
-    folder = Path(args.out) if args.out else Path("results") / config.name
-    store = ResultStore(folder, config)
-    done = set() if args.fresh else store.existing_ids()
+    if not args.yes:
+        check_trial_cap(config)
     # Trials are streamed, never held in a list, so that the driver's memory stays
-    # flat however many trials a sweep has: one pass counts them and checks every
-    # one before anything is written, a second feeds the backend. The ids of this
-    # config's trials are kept only when the folder held rows before (to tell
-    # rows of trials no longer in the config apart).
-    total = already = 0
-    wanted: set[str] | None = set() if done else None
-    for trial in iter_trials(config):
-        total += 1
-        already += trial.trial_id in done
-        if wanted is not None:
-            wanted.add(trial.trial_id)
-    remove_stale_temporaries(folder)
-    if args.fresh:
-        gone = store.clear()
-        if gone:
-            console.print(f"--fresh: deleted {gone} earlier part file(s) in {folder}")
-    to_run = total - already
-    todo = (t for t in iter_trials(config) if t.trial_id not in done)
-    console.print(f"btlab {config.name}: {total:,} trials, {already:,} "
-                  f"already in {folder}, {to_run:,} to run "
-                  f"({args.backend} backend, run {store.run_id})")
-    failed = 0
-    interrupted = False
-    if to_run:
-        t0 = time.monotonic()
-        backend = make_backend(args.backend, address=args.address, workers=args.workers,
-                               batch_size=args.batch_size)
-        console.print(f"started {args.backend} with {backend.workers} worker(s) in "
-                      f"{time.monotonic() - t0:.1f} s")
-        progress = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
-                            MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
-                            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                            console=console, disable=args.quiet)
-        t1 = time.monotonic()
-        try:
-            with progress:
-                task = progress.add_task("trials", total=to_run, rate="")
-                for i, row in enumerate(backend.run(todo, total=to_run), 1):
-                    store.add(row)
-                    failed += row["status"] == "error"
-                    rate = i / max(time.monotonic() - t1, 1e-9)
-                    progress.update(task, advance=1, rate=f"{rate:,.1f} trials/s")
-        except KeyboardInterrupt:
-            interrupted = True
-        finally:
-            store.close()
-            backend.close()
-        elapsed = time.monotonic() - t1
+    # flat however many trials a sweep has: this pass checks every one before
+    # anything is written, a second one (below) feeds the backend.
+    wanted = {t.trial_id for t in iter_trials(config)}
+    folder = Path(args.out) if args.out else Path("results") / config.name
+    store = ResultStore(folder, config, fresh=args.fresh)
+    stale_tmp = store.lock()
+    try:
+        if stale_tmp:
+            console.print(f"deleted {stale_tmp} temporary file(s) a killed run left in {folder}")
+        if args.fresh:
+            gone = store.clear()
+            if gone:
+                console.print(f"--fresh: deleted {gone} earlier part file(s) in {folder}")
+        done = store.existing_ids()
+        already = len(wanted & done)
+        to_run = len(wanted) - already
+        todo = (t for t in iter_trials(config) if t.trial_id not in done)
+        if not to_run:
+            store.record_config()
+        console.print(f"btlab {config.name}: {len(wanted):,} trials, "
+                      f"{already:,} already in {folder}, {to_run:,} to run "
+                      f"({args.backend} backend, run {store.run_id})")
+        failed, interrupted, backend, elapsed = 0, False, None, 0.0
+        if to_run:
+            failed, interrupted, backend, elapsed = _run_trials(args, console, store, todo,
+                                                                to_run)
+    finally:
+        store.close()
+    if backend is not None:
         console.print(f"{store.rows_written:,} rows written to {folder} in {elapsed:.1f} s")
+        for count, what in ((getattr(backend, "killed", 0),
+                             "trial(s) hung past the time limit and were killed (status "
+                             "time_limit, message in the error column)"),
+                            (getattr(backend, "deaths", 0),
+                             "time(s) a worker died; the trials it had not reported were run "
+                             "again"),
+                            (getattr(backend, "lost", 0),
+                             "trial(s) given up after their worker died at every retry (status "
+                             "error)")):
+            if count:
+                console.print(f"[yellow]{count} {what}[/yellow]")
     # the headline's columns only: the tours and the provenance stay on disk
-    df = load_rows(folder, columns=["trial_id", "problem", *config.problem.columns.names,
-                                    "budget_nodes", "budget_seconds", "seed", "repeat",
-                                    *METRIC_COLUMNS, "error"])
-    current = df if wanted is None else df[df["trial_id"].isin(wanted)]
-    print_headline(current, console)
-    stale = len(df) - len(current)
-    if stale:
-        console.print(f"{stale:,} row(s) in {folder} are from trials no longer in the config "
-                      "(kept on disk; `btlab show` includes them)")
+    columns = ["trial_id", "problem", *config.problem.columns.names, "budget_nodes",
+               "budget_seconds", "seed", "repeat", *METRIC_COLUMNS, "error"]
+    df = load_rows(folder, columns=columns) if part_files(folder) else None
+    if df is not None:
+        current = df[df["trial_id"].isin(wanted)]
+        print_headline(current, console)
+        stale = len(df) - len(current)
+        if stale:
+            console.print(f"{stale:,} row(s) in {folder} are from trials no longer in the config "
+                          "(kept on disk; `btlab show --all` includes them)")
     if interrupted:
         console.print("interrupted: finished rows are on disk; run the same command to resume")
         return 130
     if failed:
-        console.print(f"[red]{failed} trial(s) ended with status error[/red]")
+        console.print(f"[red]{failed} trial(s) ended with status error[/red] "
+                      "(the message is in the error column)")
         return 1
     return 0
 
 
+def _run_trials(args, console: Console, store, todo, total: int
+                ) -> tuple[int, bool, object, float]:
+    """Start the backend and run ``todo`` (a stream of ``total`` trials) into ``store``.
+
+    Returns:
+        (trials with status error, interrupted?, the backend, seconds spent running)
+    """
+    from .backends import make_backend
+
+    t0 = time.monotonic()
+    try:
+        backend = make_backend(args.backend, address=args.address, workers=args.workers,
+                               batch_size=args.batch_size, dashboard=args.dashboard)
+    except KeyboardInterrupt:
+        console.print(f"interrupted while starting {args.backend}: no trial ran")
+        return 0, True, None, 0.0
+    console.print(f"started {args.backend} with {backend.workers} worker(s) in "
+                  f"{time.monotonic() - t0:.1f} s")
+    if getattr(backend, "dashboard_url", None):
+        console.print(f"Ray dashboard: http://{backend.dashboard_url}")
+    progress = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
+                        MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
+                        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                        console=console, disable=args.quiet)
+    failed, interrupted = 0, False
+    t1 = time.monotonic()
+    previous = _on_sigterm_interrupt()
+    try:
+        with progress:
+            task = progress.add_task("trials", total=total, rate="")
+            for i, row in enumerate(backend.run(todo, total=total), 1):
+                store.add(row)
+                failed += row["status"] == "error"
+                rate = i / max(time.monotonic() - t1, 1e-9)
+                progress.update(task, advance=1, rate=f"{rate:,.1f} trials/s")
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        try:
+            store.flush()
+        finally:
+            try:
+                backend.close()
+            except KeyboardInterrupt:  # a second Ctrl-C while Ray shuts down
+                interrupted = True
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+    return failed, interrupted, backend, time.monotonic() - t1
+
+
+def _on_sigterm_interrupt():
+    """Make SIGTERM act like Ctrl-C (finished rows are written, exit 130); returns the old handler."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, handler)
+
+
 def cmd_show(args, console: Console) -> int:
+    from .config import iter_trials, parse_config
+    from .errors import ConfigError
     from .store import config_of, load_rows
     from .summary import print_headline
 
@@ -217,6 +298,25 @@ def cmd_show(args, console: Console) -> int:
         from .summary import print_by_node
         print_by_node(df, console)
         return 0
+    try:
+        latest = parse_config(json.dumps(cfg), f"{folder} (config stored in its newest part)")
+        ids = {t.trial_id for t in iter_trials(latest)}
+    except ConfigError as exc:  # a config this btlab no longer accepts: show everything
+        console.print(f"(cannot expand the stored config, so every row is shown: "
+                      f"{str(exc).splitlines()[0]})")
+        ids = None
+    if ids is not None:
+        others = ~df["trial_id"].isin(ids)
+        if others.any():
+            console.print(f"{int(others.sum()):,} of these row(s) are from trials no longer in "
+                          "the config last run" + (" (included below)" if args.all else
+                                                   "; --all includes them in the tables"))
+            if not args.all:
+                df = df[~others]
+        missing = len(ids - set(df["trial_id"]))
+        if missing:
+            console.print(f"{missing:,} trial(s) of the config last run are not in the folder "
+                          "yet: run it again to resume")
     print_headline(df, console)
     return 1 if (df["status"] == "error").any() else 0
 

@@ -27,6 +27,7 @@ import difflib
 import hashlib
 import itertools
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Iterator, Mapping, Optional
@@ -195,8 +196,12 @@ def _parse_yaml(text: str, source: str) -> tuple[Any, dict]:
     except yaml.constructor.ConstructorError as exc:
         mark = exc.problem_mark or exc.context_mark
         tag = getattr(exc, "problem", "") or str(exc)
+        where = (mark.line + 1, mark.column + 1) if mark else None
+        # the key whose value holds the tag: the last key that starts before it
+        path = max((p for p, pos in positions.items() if where and pos <= where),
+                   key=lambda p: (positions[p], len(p)), default=()) if where else ()
         raise ConfigError(
-            source, mark.line + 1 if mark else None, mark.column + 1 if mark else None, (),
+            source, where[0] if where else None, where[1] if where else None, path,
             "plain YAML data: mappings, lists, strings, numbers, booleans",
             tag.strip(),
             "remove the tag: btlab reads configs with yaml.safe_load and never builds "
@@ -245,11 +250,37 @@ def _from_pydantic(cfg_error, err: dict, prefix: KeyPath, allowed_keys: list[str
         expected = f"the key {loc[-1]!r}"
         found = "no such key"
         fix = f"add {loc[-1]}: ..."
+    elif kind == "string_pattern_mismatch" and loc == ("name",):
+        expected = ("a name of letters, digits, '.', '_' and '-', starting with a letter or "
+                    "digit (it names the results folder results/<name>, so no '/' or '..')")
+        fix = "rename it, e.g. name: my-sweep"
     else:
         expected = err["msg"].replace("Input should be", "a value that is").replace(
             "Value error, ", "")
-        fix = "change the value as expected"
+        fix = _TYPE_FIXES.get(kind, "change the value as expected")
     return cfg_error(loc, expected, found, fix)
+
+
+#: How to fix a value of the wrong type, by pydantic error type.
+_TYPE_FIXES = {
+    "int_type": "write a whole number without quotes, e.g. 3",
+    "int_parsing": "write a whole number without quotes, e.g. 3",
+    "int_from_float": "write a whole number, e.g. 3",
+    "float_type": "write a number without quotes, e.g. 60",
+    "float_parsing": "write a number without quotes, e.g. 60",
+    "finite_number": "write a finite number, e.g. 60",
+    "bool_type": "write true or false",
+    "bool_parsing": "write true or false",
+    "string_type": "write text, e.g. in quotes",
+    "dict_type": "write a mapping: one 'key: value' per line, indented under the key",
+    "list_type": "write a list, e.g. [a, b]",
+    "tuple_type": "write a list, e.g. [8, 8]",
+    "too_long": "remove the extra items",
+    "too_short": "add the missing items",
+    "greater_than": "use a larger value",
+    "greater_than_equal": "use a larger value",
+    "less_than_equal": "use a smaller value",
+}
 
 
 def load_config(path: str | Path) -> SweepConfig:
@@ -384,33 +415,45 @@ def _combinations(config: SweepConfig) -> Iterator[tuple[dict, dict]]:
     value may also be a list of alternatives, ``n: [13, 14]``); an
     ``include`` entry extends each combination whose matrix values it does not
     contradict, and is added as a combination of its own when it extends none.
+
+    A generator: the product is walked lazily, so counting or expanding a
+    large sweep never holds more than one product combination (plus the few
+    combinations ``include`` adds) in memory.
     """
     m = config.model
     keys = list(m.matrix)
     lists = [m.matrix[k] if isinstance(m.matrix[k], list) else [m.matrix[k]] for k in keys]
     fixed_src = {k: ("fixed", k) for k in m.fixed}
-    combos: list[tuple[dict, dict]] = []
+    matched = [False] * len(m.include)
+
+    def extend(params: dict, src: dict, j: int, entry: dict) -> bool:
+        if not all(params.get(k) == v for k, v in entry.items() if k in m.matrix):
+            return False
+        for k, v in entry.items():
+            if k not in m.matrix:
+                params[k] = v
+                src[k] = ("include", j, k)
+        return True
+
     for idx in itertools.product(*(range(len(v)) for v in lists)):
         params = dict(m.fixed)
         src = dict(fixed_src)
         for k, v, i in zip(keys, lists, idx):
             params[k] = v[i]
             src[k] = ("matrix", k, i) if isinstance(m.matrix[k], list) else ("matrix", k)
-        combos.append((params, src))
+        for j, entry in enumerate(m.include):
+            matched[j] = extend(params, src, j, entry) or matched[j]
+        yield params, src
+    # include entries that extended no product combination become combinations of
+    # their own; a later entry may extend those, as it would any combination
+    added: list[tuple[dict, dict]] = []
     for j, entry in enumerate(m.include):
-        matched = False
-        for params, src in combos:
-            if all(params.get(k) == v for k, v in entry.items() if k in m.matrix):
-                matched = True
-                for k, v in entry.items():
-                    if k not in m.matrix:
-                        params[k] = v
-                        src[k] = ("include", j, k)
-        if not matched:
-            params = {**m.fixed, **entry}
-            src = {**fixed_src, **{k: ("include", j, k) for k in entry}}
-            combos.append((params, src))
-    yield from combos
+        for params, src in added:
+            matched[j] = extend(params, src, j, entry) or matched[j]
+        if not matched[j]:
+            added.append(({**m.fixed, **entry},
+                          {**fixed_src, **{k: ("include", j, k) for k in entry}}))
+    yield from added
 
 
 def _excluded(config: SweepConfig, params: Mapping[str, Any]) -> bool:
@@ -477,14 +520,59 @@ def expand(config: SweepConfig) -> list[Trial]:
     return list(iter_trials(config))
 
 
-def count_trials(config: SweepConfig) -> int:
+def product_size(config: SweepConfig) -> int:
+    """Combinations of the matrix lists, times repeats, before ``all``, ``exclude`` and
+    ``include``: plain arithmetic, instant however large the sweep. Every ``all``
+    stands for at least one value, so this is a lower bound of :func:`count_trials`
+    when there is no ``exclude``."""
+    lists = [len(v) if isinstance(v, list) else 1 for v in config.model.matrix.values()]
+    return math.prod(lists) * config.model.repeats
+
+
+def count_trials(config: SweepConfig, limit: int | None = None) -> int:
     """Number of trials :func:`expand` would give, without building them (an upper bound
-    when ``exclude`` or duplicates remove some)."""
+    when ``exclude`` or duplicates remove some).
+
+    Args:
+        limit: stop counting once the count passes ``limit`` and return what was
+            counted so far (more than ``limit``): enough to refuse a sweep over a
+            cap without walking all of it.
+    """
+    repeats = config.model.repeats
     total = 0
     for params, _ in _combinations(config):
         n = 1
         for key, values_of in config.problem.expand_all.items():
             if params.get(key) == "all":
                 n = len(values_of(params))
-        total += n
-    return total * config.model.repeats
+        total += n * repeats
+        if limit is not None and total > limit:
+            break
+    return total
+
+
+def check_trial_cap(config: SweepConfig, cap: int = DEFAULT_TRIAL_CAP) -> int:
+    """Refuse a sweep of more than ``cap`` trials (the CLI's ``--yes`` skips this check).
+
+    The product of the matrix lists is checked first, by arithmetic, so a sweep
+    of 10^8 trials is refused at once without walking it; otherwise the
+    combinations are counted up to the cap.
+
+    Returns:
+        The number of trials (an upper bound, see :func:`count_trials`).
+
+    Raises:
+        ConfigError: at ``matrix``, when there are more than ``cap`` trials.
+    """
+    quick = product_size(config) if not config.model.exclude else 0
+    planned = quick if quick > cap else count_trials(config, limit=cap)
+    if planned > cap:
+        # blame repeats when they alone take the sweep over the cap
+        where = ("repeats",) if planned // config.model.repeats <= cap else ("matrix",)
+        found = (f"{planned:,} trials (the matrix lists multiplied, times repeats)"
+                 if planned == quick else f"more than {cap:,} trials")
+        raise config.error(
+            where, f"at most {cap:,} trials per run", found,
+            "shrink the sweep (fewer values, or split it into several configs), "
+            "or pass --yes to run it anyway")
+    return planned

@@ -5,6 +5,7 @@
 * :class:`ConfigError` -- a bad config: carries the file, the line and column,
   the key path, what was expected, what was found and how to fix it.
 * :class:`ResultsError` -- an output folder that cannot be used.
+* :class:`BackendError` -- Ray could not be started or joined.
 * :class:`TrialError` -- one trial failed; carries the trial id.
 """
 
@@ -68,6 +69,10 @@ class ConfigError(BtlabError):
 
 class ResultsError(BtlabError):
     """An output folder that cannot be written to, or holds incompatible results."""
+
+
+class BackendError(BtlabError):
+    """Ray could not be started or joined (a bad ``--address``, a broken install)."""
 
 
 class TrialError(BtlabError):

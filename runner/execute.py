@@ -8,6 +8,7 @@ nothing of Ray or files. A trial that raises becomes a row with status
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import time
 import traceback
@@ -24,6 +25,30 @@ METRIC_COLUMNS = ("status", "nodes", "backtracks", "dead_ends", "checks", "solut
                   "max_depth", "wall_ns", "cpu_ns")
 
 _HOST = socket.gethostname()
+
+#: Test hook, not for users: ``BTLAB_TEST_FAULT=KIND:PREFIX[,KIND:PREFIX...]`` makes every
+#: trial whose id starts with PREFIX misbehave: ``raise`` raises, ``hang`` sleeps forever
+#: without checking its clock (as a solver stuck in C code would), ``crash`` kills its own
+#: process (as a segfault would). Read when each trial starts, so that Ray workers, which
+#: inherit the driver's environment, see it too.
+TEST_FAULT_ENV = "BTLAB_TEST_FAULT"
+
+
+def _inject_test_fault(trial_id: str) -> None:
+    spec = os.environ.get(TEST_FAULT_ENV)
+    if not spec:
+        return
+    for item in spec.split(","):
+        kind, _, prefix = item.strip().partition(":")
+        if not prefix or not trial_id.startswith(prefix):
+            continue
+        if kind == "raise":
+            raise RuntimeError(f"fault injected by {TEST_FAULT_ENV} (test hook)")
+        if kind == "hang":
+            while True:
+                time.sleep(3600)
+        if kind == "crash":
+            os.kill(os.getpid(), signal.SIGKILL)
 
 
 def run_trial(trial: Trial, node_id: str | None = None) -> dict[str, Any]:
@@ -63,6 +88,7 @@ def run_trial(trial: Trial, node_id: str | None = None) -> dict[str, Any]:
             prepared = problem.prepare(trial.columns)
             cpu0 = time.process_time_ns()
             wall0 = time.perf_counter_ns()
+        _inject_test_fault(trial.trial_id)
         result = problem.solve(trial.columns, trial.budget_nodes, trial.budget_seconds,
                                trial.solver_seed)
         wall = time.perf_counter_ns() - wall0

@@ -37,6 +37,8 @@ from .problems import Problem
 SCHEMA_VERSION = 1
 
 PART_PREFIX = "part-"
+#: Hidden lock file of a results folder, held by the run writing it.
+LOCK_NAME = ".btlab.lock"
 
 _PROVENANCE = [
     ("btlab_version", pa.string()), ("git_commit", pa.string()),
@@ -126,6 +128,8 @@ class ResultStore:
             None (the default) adapts: 2 s at first, growing with the run's
             age (a thirtieth of it) up to 60 s, so that a long run writes few
             parts and a crash loses at most a minute of work.
+        fresh: the run starts over (``--fresh``): the parts in ``folder`` are not
+            checked, since :meth:`clear` will delete them.
 
     Raises:
         ResultsError: ``folder`` is a file, is not writable, or holds results of
@@ -133,7 +137,7 @@ class ResultStore:
     """
 
     def __init__(self, folder: str | Path, config: SweepConfig, *, flush_rows: int = 5000,
-                 flush_seconds: float | None = None):
+                 flush_seconds: float | None = None, fresh: bool = False):
         self.folder = Path(folder)
         self.config = config
         self.schema = row_schema(config.problem)
@@ -144,7 +148,9 @@ class ResultStore:
         self._seq = 0
         self._started = self._last_flush = time.monotonic()
         self.rows_written = 0
-        self._check_folder()
+        self._lock_fd: int | None = None
+        self._created_folder = False
+        self._check_folder(contents=not fresh)
         self._provenance = {
             "run_id": self.run_id, "problem": config.problem.name,
             "btlab_version": btlab_version(), "git_commit": _git_commit(),
@@ -156,16 +162,22 @@ class ResultStore:
                 "btlab.run_id": self.run_id}
         self.schema = self.schema.with_metadata(meta)
 
-    def _check_folder(self) -> None:
+    def _check_folder(self, contents: bool = True) -> None:
         folder = self.folder
         if folder.exists() and not folder.is_dir():
             raise ResultsError(f"{folder}: the output path is a file, not a folder\n"
                                "  fix: remove the file or choose another path with --out")
         probe = folder if folder.exists() else next(
             (p for p in folder.parents if p.exists()), Path("."))
-        if not os.access(probe, os.W_OK | os.X_OK):
-            raise ResultsError(f"{folder}: not writable ({probe} does not allow writing)\n"
+        if not probe.is_dir():
+            raise ResultsError(f"{folder}: cannot be created: {probe} is a file, not a folder\n"
+                               "  fix: choose another path with --out")
+        problem = _not_writable(probe)
+        if problem:
+            raise ResultsError(f"{folder}: not writable ({probe}: {problem})\n"
                                "  fix: choose a writable folder with --out")
+        if not contents:  # --fresh: its parts are about to be deleted, whatever they hold
+            return
         for part in part_files(folder)[:1] + part_files(folder)[-1:]:
             meta = read_meta(part)
             version = meta.get("btlab.schema_version")
@@ -180,6 +192,53 @@ class ResultStore:
                     f"{folder}: holds results of config {name!r} ({problem}), "
                     f"not of {self.config.name!r} ({self.config.problem.name})\n"
                     "  fix: write elsewhere with --out, or start over with --fresh")
+
+    def lock(self) -> int:
+        """Make the folder, take its lock and delete temporaries a killed run left behind.
+
+        The lock (``flock`` on the hidden file ``.btlab.lock``) is held until this
+        process exits, however it exits (the kernel releases it even after a
+        SIGKILL), so two runs never write the same folder at once.
+
+        Returns:
+            How many stale temporary files were deleted.
+
+        Raises:
+            ResultsError: another btlab run holds the lock.
+        """
+        import fcntl
+
+        self._created_folder = not self.folder.exists()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            other = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise ResultsError(
+                f"{self.folder}: another btlab run (pid {other}) is writing here\n"
+                "  fix: wait for it to finish, or write elsewhere with --out") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        self._lock_fd = fd
+        return remove_stale_temporaries(self.folder)
+
+    def record_config(self) -> bool:
+        """Write an empty part carrying this config, if the newest part carries another.
+
+        A rerun with a changed config that has nothing left to run writes no
+        rows; this records that the config changed, so that ``btlab show``
+        compares the rows on disk to the config last run.
+
+        Returns:
+            True when a part was written.
+        """
+        stored = newest_meta(self.folder).get("btlab.config")
+        if stored == self.schema.metadata[b"btlab.config"].decode():
+            return False
+        self._write(pa.Table.from_pylist([], schema=self.schema))
+        return True
 
     def existing_ids(self) -> set[str]:
         """Trial ids already on disk (resume skips them)."""
@@ -213,13 +272,20 @@ class ResultStore:
         self._last_flush = time.monotonic()
         if not self._rows:
             return
-        table = pa.Table.from_pylist(self._rows, schema=self.schema)
+        self._write(pa.Table.from_pylist(self._rows, schema=self.schema))
+        self.rows_written += len(self._rows)
+        self._rows = []
+
+    def _write(self, table: pa.Table) -> None:
+        """Write ``table`` as the next part: to a hidden temporary, fsync, rename, fsync the folder."""
         self.folder.mkdir(parents=True, exist_ok=True)
         name = f"{PART_PREFIX}{self.run_id}-{self._seq:05d}.parquet"
         tmp = self.folder / f".{name}.{uuid.uuid4().hex[:8]}.tmp"
         try:
             with open(tmp, "wb") as fh:
-                pq.write_table(table, fh, compression="zstd")
+                written = datetime.now(timezone.utc).isoformat(timespec="microseconds")
+                meta = {**table.schema.metadata, b"btlab.written_at": written.encode()}
+                pq.write_table(table.replace_schema_metadata(meta), fh, compression="zstd")
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, self.folder / name)
@@ -228,12 +294,41 @@ class ResultStore:
                 tmp.unlink()
         _fsync_dir(self.folder)
         self._seq += 1
-        self.rows_written += len(self._rows)
-        self._rows = []
 
     def close(self) -> None:
-        """Write what is queued."""
-        self.flush()
+        """Write what is queued and release the folder's lock."""
+        try:
+            self.flush()
+        finally:
+            if self._lock_fd is not None:
+                if self._created_folder and self._seq == 0:
+                    # nothing written: leave no trace of a folder this run made
+                    (self.folder / LOCK_NAME).unlink(missing_ok=True)
+                    try:
+                        self.folder.rmdir()
+                    except OSError:
+                        pass
+                os.close(self._lock_fd)  # closing the descriptor releases the flock
+                self._lock_fd = None
+
+
+def _not_writable(folder: Path) -> str:
+    """Why files cannot be created in ``folder`` ("" when they can).
+
+    Creates and deletes a hidden probe file: ``os.access`` is no test (it says
+    yes to root everywhere, and knows nothing of read-only mounts).
+    """
+    probe = folder / f".btlab-probe-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    os.close(fd)
+    try:
+        os.unlink(probe)
+    except OSError as exc:
+        return f"a file created there cannot be deleted: {exc.strerror or exc}"
+    return ""
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -248,10 +343,15 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def remove_stale_temporaries(folder: Path) -> int:
-    """Delete temporary files a killed run left behind; returns how many."""
+    """Delete temporary files a killed run left behind; returns how many.
+
+    Call it only holding the folder's lock (:meth:`ResultStore.lock`): the
+    temporaries of a run still writing would go too.
+    """
     if not folder.is_dir():
         return 0
-    stale = [p for p in folder.iterdir() if p.name.startswith(".") and p.name.endswith(".tmp")]
+    stale = [p for p in folder.iterdir() if p.name.startswith(".") and (
+        p.name.endswith(".tmp") or p.name.startswith(".btlab-probe-"))]
     for p in stale:
         p.unlink(missing_ok=True)
     return len(stale)
@@ -281,6 +381,18 @@ def config_of(folder: str | Path) -> dict[str, Any]:
     parts = part_files(Path(folder))
     if not parts:
         return {}
-    return json.loads(read_meta(parts[-1]).get("btlab.config", "{}"))
+    return json.loads(newest_meta(Path(folder)).get("btlab.config", "{}"))
+
+
+def newest_meta(folder: Path) -> dict[str, str]:
+    """The ``btlab.*`` metadata of the part written last (by its ``btlab.written_at``).
+
+    Part names sort by run only to the second, so two runs within one second
+    would tie; the write time in the metadata (microseconds) decides.
+    """
+    metas = [read_meta(p) for p in part_files(folder)]
+    if not metas:
+        return {}
+    return max(enumerate(metas), key=lambda im: (im[1].get("btlab.written_at", ""), im[0]))[1]
 
 

@@ -16,7 +16,9 @@ def ray_session():
     """
     ray = pytest.importorskip("ray")
     os.environ.setdefault("RAY_ADDRESS", "")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+    # address="local": a new instance even when another Ray on this machine was
+    # started with `ray start` (ray.init() alone would join that one)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
              configure_logging=False)
     yield ray
     ray.shutdown()
