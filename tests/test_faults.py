@@ -25,7 +25,6 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from experiments.knights import STRATEGIES as KNIGHT_STRATEGIES
 from runner.backends import HANG_FACTOR, HANG_GRACE_SECONDS
 from runner.cli import main
 from runner.config import expand, load_config
@@ -452,11 +451,6 @@ BAD_CONFIGS = [
     pytest.param(_sub("strategy: recursive", "strategy: recursve"),
                  ["bad.yaml:3:", "fixed.strategy", "did you mean 'recursive'"],
                  id="unknown-strategy"),
-    pytest.param(_sub("strategy: recursive", "strategy: amb"),
-                 ["fixed.strategy", "a strategy the knight's-tour solver has"],
-                 id="strategy-not-in-the-solver",
-                 marks=pytest.mark.skipif("amb" in KNIGHT_STRATEGIES,
-                                          reason="the solver has amb now")),
     pytest.param(_sub("[none, warnsdorff]", "[none, warnsdorf]"),
                  ["bad.yaml:5:", "matrix.heuristic[1]", "did you mean 'warnsdorff'"],
                  id="unknown-heuristic"),
