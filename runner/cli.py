@@ -14,6 +14,7 @@ finished are on disk; run again to resume).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 import shutil
@@ -44,7 +45,9 @@ def _parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run a sweep; rerunning resumes what is missing")
     run.add_argument("config", help="the sweep's YAML file, e.g. configs/warnsdorff_64_starts.yaml")
-    run.add_argument("--out", help="results folder (default: results/<name>)")
+    run.add_argument("--out", help="results folder (default: results/<name>), or a filesystem "
+                     "URI for shared storage (s3://bucket/prefix, file:///shared/dir, ...: "
+                     "anything pyarrow.fs opens)")
     run.add_argument("--backend", choices=["ray", "serial"], default="ray",
                      help="ray (default: embedded local Ray, or a cluster with --address) "
                      "or serial (in this process, for debugging)")
@@ -152,7 +155,7 @@ def cmd_validate(args, console: Console) -> int:
 def cmd_run(args, console: Console) -> int:
     from .config import check_trial_cap, iter_trials, load_config
     from .execute import METRIC_COLUMNS
-    from .store import ResultStore, load_rows, part_files
+    from .store import ResultStore, is_uri, load_rows, part_files
     from .summary import print_headline
 
     # everything that can be wrong with the input is checked before anything is written
@@ -163,8 +166,16 @@ def cmd_run(args, console: Console) -> int:
     # flat however many trials a sweep has: this pass checks every one before
     # anything is written, a second one (below) feeds the backend.
     wanted = {t.trial_id for t in iter_trials(config)}
-    folder = Path(args.out) if args.out else Path("results") / config.name
-    store = ResultStore(folder, config, fresh=args.fresh)
+    mirror = None
+    if args.out and is_uri(args.out):
+        # a filesystem URI (shared storage): parts are written whole to a local
+        # staging folder, then copied there (see ResultStore's mirror)
+        mirror = args.out
+        digest = hashlib.blake2b(mirror.encode(), digest_size=4).hexdigest()
+        folder = Path("results") / ".staging" / f"{config.name}-{digest}"
+    else:
+        folder = Path(args.out) if args.out else Path("results") / config.name
+    store = ResultStore(folder, config, fresh=args.fresh, mirror=mirror)
     stale_tmp = store.lock()
     try:
         if stale_tmp:
@@ -180,7 +191,7 @@ def cmd_run(args, console: Console) -> int:
         if not to_run:
             store.record_config()
         console.print(f"btlab {config.name}: {len(wanted):,} trials, "
-                      f"{already:,} already in {folder}, {to_run:,} to run "
+                      f"{already:,} already in {mirror or folder}, {to_run:,} to run "
                       f"({args.backend} backend, run {store.run_id})")
         failed, interrupted, backend, elapsed = 0, False, None, 0.0
         if to_run:
@@ -204,7 +215,8 @@ def cmd_run(args, console: Console) -> int:
     # the headline's columns only: the tours and the provenance stay on disk
     columns = ["trial_id", "problem", *config.problem.columns.names, "budget_nodes",
                "budget_seconds", "seed", "repeat", *METRIC_COLUMNS, "error"]
-    df = load_rows(folder, columns=columns) if part_files(folder) else None
+    where = mirror or folder
+    df = load_rows(where, columns=columns) if (mirror or part_files(folder)) else None
     if df is not None:
         current = df[df["trial_id"].isin(wanted)]
         print_headline(current, console)
@@ -289,7 +301,7 @@ def cmd_show(args, console: Console) -> int:
     from .store import config_of, load_rows
     from .summary import print_headline
 
-    folder = Path(args.results)
+    folder = args.results if "://" in args.results else Path(args.results)
     df = load_rows(folder)
     cfg = config_of(folder)
     console.print(f"{folder}: {len(df):,} trials of {cfg.get('name', '?')} "

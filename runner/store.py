@@ -116,6 +116,48 @@ def read_meta(part: Path) -> dict[str, str]:
     return {k.decode(): v.decode() for k, v in meta.items() if k.startswith(b"btlab.")}
 
 
+def is_uri(location: str | Path) -> bool:
+    """True for a filesystem URI (``file:///...``, ``s3://bucket/...``), False for a path."""
+    return "://" in str(location)
+
+
+def _remote(uri: str):
+    """(pyarrow filesystem, path inside it) of a URI."""
+    import pyarrow.fs as pafs
+
+    return pafs.FileSystem.from_uri(uri)
+
+
+def _remote_parts(uri: str) -> tuple[Any, list[str]]:
+    """The filesystem of ``uri`` and the finished part files under it, oldest name first."""
+    import pyarrow.fs as pafs
+
+    fs, base = _remote(uri)
+    infos = fs.get_file_info(pafs.FileSelector(base, allow_not_found=True))
+    parts = sorted(i.path for i in infos if i.type == pafs.FileType.File
+                   and i.base_name.startswith(PART_PREFIX) and i.base_name.endswith(".parquet"))
+    return fs, parts
+
+
+def _metas(folder: str | Path) -> list[dict[str, str]]:
+    """The ``btlab.*`` metadata of every part of a folder or URI, in name order."""
+    if is_uri(folder):
+        fs, parts = _remote_parts(str(folder))
+        metas = [pq.read_schema(p, filesystem=fs).metadata or {} for p in parts]
+        return [{k.decode(): v.decode() for k, v in m.items() if k.startswith(b"btlab.")}
+                for m in metas]
+    return [read_meta(p) for p in part_files(Path(folder))]
+
+
+def _dataset(folder: str | Path):
+    """A pyarrow dataset of the parts of a folder or URI, or None when there are none."""
+    if is_uri(folder):
+        fs, parts = _remote_parts(str(folder))
+        return pads.dataset(parts, format="parquet", filesystem=fs) if parts else None
+    parts = part_files(Path(folder))
+    return pads.dataset([str(p) for p in parts], format="parquet") if parts else None
+
+
 class ResultStore:
     """Appends rows of one sweep to ``folder`` in crash-safe part files.
 
@@ -130,6 +172,12 @@ class ResultStore:
             parts and a crash loses at most a minute of work.
         fresh: the run starts over (``--fresh``): the parts in ``folder`` are not
             checked, since :meth:`clear` will delete them.
+        mirror: a filesystem URI (``s3://bucket/prefix``, ``file:///shared/x``,
+            anything ``pyarrow.fs`` opens) where every part is copied once it
+            is written whole in ``folder``, then a local staging folder: the
+            copy goes to a hidden name and is moved into place, so readers of
+            the URI never see a partial part. Resume counts the trials found
+            in either place, so a lost driver can resume on another machine.
 
     Raises:
         ResultsError: ``folder`` is a file, is not writable, or holds results of
@@ -137,8 +185,10 @@ class ResultStore:
     """
 
     def __init__(self, folder: str | Path, config: SweepConfig, *, flush_rows: int = 5000,
-                 flush_seconds: float | None = None, fresh: bool = False):
+                 flush_seconds: float | None = None, fresh: bool = False,
+                 mirror: str | None = None):
         self.folder = Path(folder)
+        self.mirror = mirror
         self.config = config
         self.schema = row_schema(config.problem)
         self.run_id = new_run_id()
@@ -178,8 +228,14 @@ class ResultStore:
                                "  fix: choose a writable folder with --out")
         if not contents:  # --fresh: its parts are about to be deleted, whatever they hold
             return
-        for part in part_files(folder)[:1] + part_files(folder)[-1:]:
-            meta = read_meta(part)
+        metas = [read_meta(p) for p in part_files(folder)[:1] + part_files(folder)[-1:]]
+        if self.mirror:
+            try:
+                metas += _metas(self.mirror)[-1:]
+            except (OSError, ValueError) as exc:
+                raise ResultsError(f"{self.mirror}: cannot be read: {exc}\n"
+                                   "  fix: check the URI and the credentials") from None
+        for meta in metas:
             version = meta.get("btlab.schema_version")
             if version != str(SCHEMA_VERSION):
                 raise ResultsError(
@@ -241,20 +297,35 @@ class ResultStore:
         return True
 
     def existing_ids(self) -> set[str]:
-        """Trial ids already on disk (resume skips them)."""
-        parts = part_files(self.folder)
-        if not parts:
-            return set()
-        table = pads.dataset([str(p) for p in parts], format="parquet").to_table(
-            columns=["trial_id"])
-        return set(table.column("trial_id").to_pylist())
+        """Trial ids already written, here or in the mirror (resume skips them)."""
+        ids: set[str] = set()
+        for where in (self.folder, self.mirror):
+            data = _dataset(where) if where else None
+            if data is not None:
+                ids.update(data.to_table(columns=["trial_id"]).column("trial_id").to_pylist())
+        return ids
 
     def clear(self) -> int:
-        """Delete every part file (``--fresh``); returns how many were deleted."""
+        """Delete every part file, here and in the mirror (``--fresh``); returns how many."""
         parts = part_files(self.folder)
         for part in parts:
             part.unlink()
-        return len(parts)
+        gone = len(parts)
+        if self.mirror:
+            fs, remote = _remote_parts(self.mirror)
+            for path in remote:
+                fs.delete_file(path)
+            gone += len(remote)
+        return gone
+
+    def _upload(self, part: Path) -> None:
+        """Copy a finished part to the mirror: a hidden name first, then moved into place."""
+        fs, base = _remote(self.mirror)
+        fs.create_dir(base, recursive=True)
+        tmp = f"{base.rstrip('/')}/.{part.name}.{uuid.uuid4().hex[:8]}.tmp"
+        with fs.open_output_stream(tmp) as out:
+            out.write(part.read_bytes())
+        fs.move(tmp, f"{base.rstrip('/')}/{part.name}")
 
     def add(self, row: dict[str, Any]) -> None:
         """Queue one row; writes a part when enough rows or time have gathered."""
@@ -294,6 +365,8 @@ class ResultStore:
                 tmp.unlink()
         _fsync_dir(self.folder)
         self._seq += 1
+        if self.mirror:
+            self._upload(self.folder / name)
 
     def close(self) -> None:
         """Write what is queued and release the folder's lock."""
@@ -363,13 +436,11 @@ def load_rows(folder: str | Path, columns: Iterable[str] | None = None):
     Raises:
         ResultsError: the folder has no part files.
     """
-    folder = Path(folder)
-    parts = part_files(folder)
-    if not parts:
+    data = _dataset(folder)
+    if data is None:
         raise ResultsError(f"{folder}: no btlab results here (no {PART_PREFIX}*.parquet files)\n"
                            "  fix: give the folder `btlab run` wrote, e.g. results/<name>")
-    table = pads.dataset([str(p) for p in parts], format="parquet").to_table(
-        columns=list(columns) if columns else None)
+    table = data.to_table(columns=list(columns) if columns else None)
     df = table.to_pandas()
     if "trial_id" in df.columns:
         df = df.drop_duplicates("trial_id", keep="last").reset_index(drop=True)
@@ -378,19 +449,16 @@ def load_rows(folder: str | Path, columns: Iterable[str] | None = None):
 
 def config_of(folder: str | Path) -> dict[str, Any]:
     """The expanded config stored in the newest part of a results folder."""
-    parts = part_files(Path(folder))
-    if not parts:
-        return {}
-    return json.loads(newest_meta(Path(folder)).get("btlab.config", "{}"))
+    return json.loads(newest_meta(folder).get("btlab.config", "{}"))
 
 
-def newest_meta(folder: Path) -> dict[str, str]:
+def newest_meta(folder: str | Path) -> dict[str, str]:
     """The ``btlab.*`` metadata of the part written last (by its ``btlab.written_at``).
 
     Part names sort by run only to the second, so two runs within one second
     would tie; the write time in the metadata (microseconds) decides.
     """
-    metas = [read_meta(p) for p in part_files(folder)]
+    metas = _metas(folder)
     if not metas:
         return {}
     return max(enumerate(metas), key=lambda im: (im[1].get("btlab.written_at", ""), im[0]))[1]

@@ -121,3 +121,25 @@ def test_compare_reports_missing_trials(tmp_path, capsys):
     assert main(["compare", str(a), str(b)]) == 1
     out = capsys.readouterr().out
     assert f"1 trial(s) only in {a}: {dropped}" in out
+
+
+def test_out_uri_writes_there_and_resumes_from_there(tmp_path, monkeypatch, capsys):
+    """--out file:///...: parts land under the URI; a driver on a machine without the
+    local staging folder resumes from what the URI holds."""
+    monkeypatch.chdir(tmp_path)
+    config = tmp_path / "sweep.yaml"
+    config.write_text(SWEEP)
+    shared = tmp_path / "shared" / "sweep"
+    uri = shared.as_uri()
+    assert main(["run", str(config), "--backend", "serial", "--out", uri, "--quiet"]) == 0
+    assert part_files(shared) and not [p for p in shared.iterdir() if p.name.endswith(".tmp")]
+    first = pd.read_parquet(shared)
+    assert len(first) == 75
+    import shutil
+    shutil.rmtree(tmp_path / "results")  # the driver's own disk is gone
+    capsys.readouterr()
+    assert main(["run", str(config), "--backend", "serial", "--out", uri, "--quiet"]) == 0
+    assert f"75 already in {uri}, 0 to run" in capsys.readouterr().out
+    assert len(pd.read_parquet(shared)) == 75
+    assert main(["show", uri]) == 0
+    assert main(["compare", uri, str(shared)]) == 0
