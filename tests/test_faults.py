@@ -29,6 +29,7 @@ from experiments.knights import STRATEGIES as KNIGHT_STRATEGIES
 from runner.backends import HANG_FACTOR, HANG_GRACE_SECONDS
 from runner.cli import main
 from runner.config import expand, load_config
+from runner.errors import BackendError
 from runner.problems import PROBLEMS
 from runner.store import LOCK_NAME, ResultStore, part_files
 
@@ -644,6 +645,9 @@ def test_real_process_exit_status_2_for_bad_input(tmp_path):
     good = write(tmp_path / "good.yaml", GOOD)
     proc = btlab("run", good, "--workers", "0", cwd=tmp_path)
     assert proc.returncode == 2 and "--workers: expected a whole number >= 1" in proc.stderr
+    proc = btlab("run", good, "--address", "127.0.0.1:1", cwd=tmp_path, timeout=60)
+    assert proc.returncode == 2
+    assert "could not reach a Ray cluster at 127.0.0.1:1" in proc.stderr
     assert sorted(os.listdir(tmp_path)) == ["bad.yaml", "good.yaml"]
 
 
@@ -676,8 +680,15 @@ def test_ray_dashboard_is_off_unless_asked_for_and_never_joins_a_foreign_cluster
     monkeypatch.setattr(ray, "shutdown", lambda: None)
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     RayBackend(workers=2)
+    assert calls[0]["include_dashboard"] is False
+    import importlib.util
+
+    if importlib.util.find_spec("aiohttp") is None:  # minimal Ray: a clear refusal
+        with pytest.raises(BackendError, match=re.escape("pip install 'ray[default]'")):
+            RayBackend(workers=2, dashboard=True)
+        monkeypatch.setattr(importlib.util, "find_spec", lambda name: object())
     RayBackend(workers=2, dashboard=True)
-    assert calls[0]["include_dashboard"] is False and calls[1]["include_dashboard"] is True
+    assert calls[-1]["include_dashboard"] is True
     # "local": a new embedded Ray even if `ray start` left /tmp/ray/ray_current_cluster
     assert calls[0]["address"] == "local" and calls[0]["num_cpus"] == 2
 
