@@ -247,14 +247,16 @@ SLOWISH = """\
 """
 
 
-def test_killed_driver_loses_nothing_and_a_rerun_runs_only_the_missing_trials(tmp_path, capsys):
+@pytest.mark.parametrize("backend", ["serial", pytest.param("ray", marks=pytest.mark.slow)])
+def test_killed_driver_loses_nothing_and_a_rerun_runs_only_the_missing_trials(
+        backend, tmp_path, capsys):
     """SIGKILL `btlab run` once it has written a part; a reader sees only whole parts; the
     rerun deletes the stale temporaries, runs only the missing trials, and the dataset then
     equals an uninterrupted run's."""
     cfg = write(tmp_path / "slowish.yaml", SLOWISH)
     ids = ids_of(cfg)
     out = tmp_path / "out"
-    proc = Btlab("run", cfg, "--out", out, "--backend", "serial", "--quiet")
+    proc = Btlab("run", cfg, "--out", out, "--backend", backend, "--workers", "2", "--quiet")
     try:
         deadline = time.monotonic() + 60
         while not part_files(out) and time.monotonic() < deadline and proc.poll() is None:
