@@ -8,6 +8,7 @@ debugging. Ray is imported only inside :class:`RayBackend`.
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import logging
 import math
@@ -212,9 +213,12 @@ class RayBackend:
                 kwargs["address"] = address
                 kwargs["runtime_env"] = _code_runtime_env()
                 _check_reachable(address or os.environ["RAY_ADDRESS"])
+            if dashboard and importlib.util.find_spec("aiohttp") is None:
+                raise BackendError("--dashboard: the Ray dashboard needs the full Ray install\n"
+                                   "  fix: pip install 'ray[default]', or run without --dashboard")
             try:
                 context = ray.init(**kwargs)
-            except (ConnectionError, ValueError, RuntimeError, TimeoutError) as exc:
+            except Exception as exc:  # noqa: BLE001 - ray.init raises many kinds; all mean "no Ray"
                 where = address or os.environ.get("RAY_ADDRESS") or "an embedded local Ray"
                 raise BackendError(f"could not start or join Ray ({where}): {exc}\n"
                                    "  fix: check --address / RAY_ADDRESS, or use "

@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 
@@ -114,8 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "report":
             return cmd_report(args, console)
     except BtlabError as exc:
-        Console(stderr=True, highlight=False).print(f"[bold red]btlab:[/bold red] {exc}",
-                                                    markup=True, soft_wrap=True)
+        Console(stderr=True, highlight=False).print(
+            f"[bold red]btlab:[/bold red] {escape(str(exc))}", markup=True, soft_wrap=True)
         return exc.exit_code
     except KeyboardInterrupt:  # outside the trial loop (which handles its own): start, end
         Console(stderr=True, highlight=False).print(

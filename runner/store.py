@@ -199,7 +199,7 @@ class ResultStore:
         self._started = self._last_flush = time.monotonic()
         self.rows_written = 0
         self._lock_fd: int | None = None
-        self._created_folder = False
+        self._created: list[Path] = []
         self._check_folder(contents=not fresh)
         self._provenance = {
             "run_id": self.run_id, "problem": config.problem.name,
@@ -264,7 +264,8 @@ class ResultStore:
         """
         import fcntl
 
-        self._created_folder = not self.folder.exists()
+        # the folders this run creates, innermost first (removed again if it writes nothing)
+        self._created = [p for p in (self.folder, *self.folder.parents) if not p.exists()]
         self.folder.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -374,13 +375,14 @@ class ResultStore:
             self.flush()
         finally:
             if self._lock_fd is not None:
-                if self._created_folder and self._seq == 0:
-                    # nothing written: leave no trace of a folder this run made
+                if self._created and self._seq == 0:
+                    # nothing written: leave no trace of the folders this run made
                     (self.folder / LOCK_NAME).unlink(missing_ok=True)
-                    try:
-                        self.folder.rmdir()
-                    except OSError:
-                        pass
+                    for folder in self._created:
+                        try:
+                            folder.rmdir()  # only if empty
+                        except OSError:
+                            break
                 os.close(self._lock_fd)  # closing the descriptor releases the flock
                 self._lock_fd = None
 

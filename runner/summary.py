@@ -218,4 +218,4 @@ def print_headline(df: pd.DataFrame, console: Console | None = None) -> None:
     errors = df[df["status"] == "error"]
     if len(errors):
         console.print(f"[red]{len(errors)} trial(s) failed[/red]; first error:")
-        console.print(str(errors["error"].iloc[0]).splitlines()[0])
+        console.print(str(errors["error"].iloc[0]).splitlines()[0], markup=False)

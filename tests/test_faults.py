@@ -28,7 +28,7 @@ import pytest
 from runner.backends import HANG_FACTOR, HANG_GRACE_SECONDS
 from runner.cli import main
 from runner.config import expand, load_config
-from runner.problems import PROBLEMS
+from runner.errors import BackendError
 from runner.store import LOCK_NAME, ResultStore, part_files
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -245,14 +245,16 @@ SLOWISH = """\
 """
 
 
-def test_killed_driver_loses_nothing_and_a_rerun_runs_only_the_missing_trials(tmp_path, capsys):
+@pytest.mark.parametrize("backend", ["serial", pytest.param("ray", marks=pytest.mark.slow)])
+def test_killed_driver_loses_nothing_and_a_rerun_runs_only_the_missing_trials(
+        backend, tmp_path, capsys):
     """SIGKILL `btlab run` once it has written a part; a reader sees only whole parts; the
     rerun deletes the stale temporaries, runs only the missing trials, and the dataset then
     equals an uninterrupted run's."""
     cfg = write(tmp_path / "slowish.yaml", SLOWISH)
     ids = ids_of(cfg)
     out = tmp_path / "out"
-    proc = Btlab("run", cfg, "--out", out, "--backend", "serial", "--quiet")
+    proc = Btlab("run", cfg, "--out", out, "--backend", backend, "--workers", "2", "--quiet")
     try:
         deadline = time.monotonic() + 60
         while not part_files(out) and time.monotonic() < deadline and proc.poll() is None:
@@ -464,9 +466,7 @@ BAD_CONFIGS = [
     pytest.param(_sub("board: [5, 5]", "board: [5, 5], start: [5, 0]"),
                  ["fixed.start", "row 0..4", "[5, 0]"], id="start-off-board"),
     pytest.param("name: q\nproblem: n_queens\nfixed: {n: 0, strategy: bitmask}\n",
-                 ["bad.yaml:3:", "fixed.n", "greater than or equal to 1"], id="queens-n-0",
-                 marks=pytest.mark.skipif("n_queens" not in PROBLEMS,
-                                          reason="N-Queens comes from another branch")),
+                 ["bad.yaml:3:", "fixed.n", "greater than or equal to 1"], id="queens-n-0"),
     pytest.param(_sub("[none, warnsdorff]", "[]"), ["matrix.heuristic", "non-empty list"],
                  id="empty-matrix-list"),
     pytest.param(_sub("strategy: recursive", "strategy: recursive, heuristic: none"),
@@ -638,6 +638,9 @@ def test_real_process_exit_status_2_for_bad_input(tmp_path):
     good = write(tmp_path / "good.yaml", GOOD)
     proc = btlab("run", good, "--workers", "0", cwd=tmp_path)
     assert proc.returncode == 2 and "--workers: expected a whole number >= 1" in proc.stderr
+    proc = btlab("run", good, "--address", "127.0.0.1:1", cwd=tmp_path, timeout=60)
+    assert proc.returncode == 2
+    assert "could not reach a Ray cluster at 127.0.0.1:1" in proc.stderr
     assert sorted(os.listdir(tmp_path)) == ["bad.yaml", "good.yaml"]
 
 
@@ -670,8 +673,15 @@ def test_ray_dashboard_is_off_unless_asked_for_and_never_joins_a_foreign_cluster
     monkeypatch.setattr(ray, "shutdown", lambda: None)
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     RayBackend(workers=2)
+    assert calls[0]["include_dashboard"] is False
+    import importlib.util
+
+    if importlib.util.find_spec("aiohttp") is None:  # minimal Ray: a clear refusal
+        with pytest.raises(BackendError, match=re.escape("pip install 'ray[default]'")):
+            RayBackend(workers=2, dashboard=True)
+        monkeypatch.setattr(importlib.util, "find_spec", lambda name: object())
     RayBackend(workers=2, dashboard=True)
-    assert calls[0]["include_dashboard"] is False and calls[1]["include_dashboard"] is True
+    assert calls[-1]["include_dashboard"] is True
     # "local": a new embedded Ray even if `ray start` left /tmp/ray/ray_current_cluster
     assert calls[0]["address"] == "local" and calls[0]["num_cpus"] == 2
 
