@@ -92,6 +92,13 @@ class RayBackend:
 
     def run(self, trials: Sequence[Trial]) -> Iterator[Row]:
         ray = self._ray
+        split = [t for t in trials if t.split is not None]
+        if split:  # split trials: one at a time, their subtrees spread over the workers
+            from .split_runner import run_split_trials
+            trials = [t for t in trials if t.split is None]
+            yield from run_split_trials(split, ray, self.workers)
+            if not trials:
+                return
         size = self.batch_size or batch_size_for(len(trials), self.workers)
         batches = (trials[i:i + size] for i in range(0, len(trials), size))
         window = 2 * self.workers + 2  # tasks in flight: keeps workers busy, memory flat
