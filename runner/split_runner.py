@@ -159,6 +159,12 @@ def ray_solver(trial: Trial, ray: Any, remote: Any, workers: int) -> Callable[..
                         results[out.index] = SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)
                     continue
                 if isinstance(out, NeedRerun) and out.index not in rerunning:
+                    # The budget ends inside this task: nothing after it is needed.
+                    for ref, i in list(pending.items()):
+                        if i > out.index:
+                            ray.cancel(ref, force=False)
+                            del pending[ref]
+                    next_task = n_tasks
                     rerunning.add(out.index)
                     wasted += results[out.index].nodes  # type: ignore[union-attr]
                     results[out.index] = None
