@@ -184,7 +184,12 @@ def _board(p: Mapping[str, Any]) -> KnightBoard:
 # --------------------------------------------------------------------------- planning
 
 
-def plan_split(problem: str, params: Mapping[str, Any], depth: int) -> SplitPlan:
+class _Truncated(Exception):
+    """The top walk has passed the node budget: the replay stops before its end."""
+
+
+def plan_split(problem: str, params: Mapping[str, Any], depth: int,
+               max_nodes: int | None = None) -> SplitPlan:
     """Walk the tree above the split depth and list the subtree tasks, in order.
 
     Args:
@@ -196,6 +201,10 @@ def plan_split(problem: str, params: Mapping[str, Any], depth: int) -> SplitPlan
             ``mode``, ``unique``, ``strategy``. Missing keys take the solvers'
             defaults.
         depth: the split depth D >= 0 (module docstring).
+        max_nodes: the search's node budget, or None. The walk stops after the
+            top placement number ``max_nodes + 1`` (a replay under that budget
+            stops there), so a deep split of a huge tree stays bounded; the
+            plan is then only valid for budgets up to ``max_nodes``.
 
     Returns:
         A :class:`SplitPlan`. The walk costs what the sequential search
@@ -210,16 +219,16 @@ def plan_split(problem: str, params: Mapping[str, Any], depth: int) -> SplitPlan
         raise SplitError(f"split depth must be >= 0, got {depth}")
     if problem == "knights_tour":
         p = _knights_params(params)
-        events, tasks = _plan_knights(p, depth)
+        events, tasks = _plan_knights(p, depth, max_nodes)
     elif problem == "n_queens":
         p = _queens_params(params)
-        events, tasks = _plan_queens(p, depth)
+        events, tasks = _plan_queens(p, depth, max_nodes)
     else:
         raise SplitError(f"unknown problem {problem!r}; expected one of {PROBLEMS}")
     return SplitPlan(problem, p, depth, p["mode"] == "first", tuple(events), tuple(tasks))
 
 
-def _plan_knights(p: Mapping[str, Any], depth: int) -> tuple[list, list]:
+def _plan_knights(p: Mapping[str, Any], depth: int, max_nodes: int | None) -> tuple[list, list]:
     board = _board(p)
     start = board.square(*p["start"])
     size = board.size
@@ -237,11 +246,17 @@ def _plan_knights(p: Mapping[str, Any], depth: int) -> tuple[list, list]:
             events.append((TASK, len(tasks), 0))
             tasks.append(tuple(path) + (sq,))
             return
+        top[0] += 1
+        if top[0] > cap:
+            events.append((ENTER, 1, d, 0, 0, 0, None, 0))
+            raise _Truncated
         visited[sq] = 1
         path.append(sq)
         if d == size:
             ok = not closed or start in nbrs[sq]
             events.append((ENTER, 1, d, 0, 0, int(not ok), tuple(path) if ok else None, 0))
+            if ok and p["mode"] == "first":
+                raise _Truncated  # the replay stops at this tour
         else:
             cands, looked = order(sq, visited)
             events.append((ENTER, 1, d, 0, looked, int(not cands), None, 0))
@@ -251,11 +266,16 @@ def _plan_knights(p: Mapping[str, Any], depth: int) -> tuple[list, list]:
         visited[sq] = 0
         path.pop()
 
-    visit(start, 1)
+    top = [0]
+    cap = max_nodes if max_nodes is not None else 1 << 62
+    try:
+        visit(start, 1)
+    except _Truncated:
+        pass
     return events, tasks
 
 
-def _plan_queens(p: Mapping[str, Any], depth: int) -> tuple[list, list]:
+def _plan_queens(p: Mapping[str, Any], depth: int, max_nodes: int | None) -> tuple[list, list]:
     n = p["n"]
     last = n - 1
     unique = p["unique"]
@@ -280,10 +300,16 @@ def _plan_queens(p: Mapping[str, Any], depth: int) -> tuple[list, list]:
                 events.append((TASK, len(tasks), col + 1))
                 tasks.append(tuple(placement) + (col,))
                 continue
+            top[0] += 1
+            if top[0] > cap:
+                events.append((ENTER, 1, d, col + 1, 0, 0, None, 0))
+                raise _Truncated
             placement.append(col)
             if row == last:
                 canon = int(unique and is_canonical(placement))
                 events.append((ENTER, 1, d, col + 1, 0, 0, tuple(placement), canon))
+                if p["mode"] == "first":
+                    raise _Truncated  # the replay stops at this solution
                 events.append((EXIT, 1, 0, 0))
             else:
                 events.append((ENTER, 1, d, col + 1, 0, 0, None, 0))
@@ -294,8 +320,13 @@ def _plan_queens(p: Mapping[str, Any], depth: int) -> tuple[list, list]:
             placement.pop()
         return int(not placed)
 
+    top = [0]
+    cap = max_nodes if max_nodes is not None else 1 << 62
     events.append((ENTER, 0, 0, 0, 0, 0, None, 0))
-    expand(0)
+    try:
+        expand(0)
+    except _Truncated:
+        return events, tasks
     events.append((EXIT, 0, n, 0))
     return events, tasks
 
@@ -472,8 +503,9 @@ def solve_split(problem: str, params: Mapping[str, Any], depth: int, *,
     import time
 
     deadline = None if max_seconds is None else time.perf_counter() + max_seconds
-    plan = plan_split(problem, params, depth)
+    plan = plan_split(problem, params, depth, max_nodes)
     results: list[SearchResult | None] = [None] * len(plan.tasks)
+    calls = 0
     while True:
         out = combine(plan, results, max_nodes)
         if isinstance(out, Combined):
@@ -485,7 +517,16 @@ def solve_split(problem: str, params: Mapping[str, Any], depth: int, *,
             if seconds <= 0:
                 results[out.index] = SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)
                 continue
-        results[out.index] = run_task(plan, out.index, budget_nodes, seconds)
+        if isinstance(out, NeedRerun):
+            results[out.index] = run_task(plan, out.index, budget_nodes, seconds)
+            continue
+        # Run a growing batch of tasks from the one needed, so that the replay
+        # (linear in the events) runs O(log tasks) times, not once per task.
+        batch = 1 << min(calls, 30)
+        calls += 1
+        for i in range(out.index, min(out.index + batch, len(results))):
+            if results[i] is None:
+                results[i] = run_task(plan, i, budget_nodes, seconds)
 
 
 def auto_depth(problem: str, params: Mapping[str, Any], min_tasks: int,

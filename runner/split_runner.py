@@ -92,13 +92,15 @@ def serial_solver(trial: Trial) -> Callable[..., SearchResult]:
     def solve(columns, max_nodes, max_seconds, seed) -> SearchResult:
         params = split_params(trial.problem, columns, seed)
         depth = resolve_depth(trial, params, 1)
-        plan = plan_split(trial.problem, params, depth)
+        plan = plan_split(trial.problem, params, depth, max_nodes)
         deadline = None if max_seconds is None else time.perf_counter() + max_seconds
         results: list[SearchResult | None] = [None] * len(plan.tasks)
         wasted = 0
+        calls = 0
         while True:
             out = combine(plan, results, max_nodes)
             if isinstance(out, Combined):
+                wasted += sum(r.nodes for r in results[out.last_task + 1:] if r is not None)
                 return _with_extra(out.result, split_depth=depth, split_tasks=len(plan.tasks),
                                    wasted_nodes=wasted)
             nodes = out.max_nodes if isinstance(out, NeedRerun) else max_nodes
@@ -108,7 +110,15 @@ def serial_solver(trial: Trial) -> Callable[..., SearchResult]:
             if seconds is not None and seconds <= 0:
                 results[out.index] = SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)
                 continue
-            results[out.index] = run_subtree(plan.problem, plan.params, plan.tasks[out.index],
+            if isinstance(out, NeedRerun):
+                results[out.index] = run_subtree(plan.problem, plan.params,
+                                                 plan.tasks[out.index], nodes, seconds)
+                continue
+            batch = 1 << min(calls, 30)  # a growing batch: O(log tasks) replays
+            calls += 1
+            for i in range(out.index, min(out.index + batch, len(results))):
+                if results[i] is None:
+                    results[i] = run_subtree(plan.problem, plan.params, plan.tasks[i],
                                              nodes, seconds)
     return solve
 
@@ -134,7 +144,7 @@ def ray_solver(trial: Trial, ray: Any, remote: Any, workers: int) -> Callable[..
     def solve(columns, max_nodes, max_seconds, seed) -> SearchResult:
         params = split_params(trial.problem, columns, seed)
         depth = resolve_depth(trial, params, workers)
-        plan = plan_split(trial.problem, params, depth)
+        plan = plan_split(trial.problem, params, depth, max_nodes)
         n_tasks = len(plan.tasks)
         deadline = None if max_seconds is None else time.perf_counter() + max_seconds
         results: list[SearchResult | None] = [None] * n_tasks
@@ -143,9 +153,19 @@ def ray_solver(trial: Trial, ray: Any, remote: Any, workers: int) -> Callable[..
         window = WINDOW_PER_WORKER * max(1, workers)
         next_task = 0
         wasted = 0
+        frontier = combined_at = 0  # first task without a result; its value at the last replay
+        urgent = True                # an arrival that may decide (a solution, a budget stop)
+        out = None
         try:
             while True:
-                out = combine(plan, results, max_nodes)
+                while frontier < n_tasks and results[frontier] is not None:
+                    frontier += 1
+                # The replay is linear in the events: run it when it can decide,
+                # or when the frontier has grown by half, so O(log tasks) times.
+                if (out is None or urgent or not pending or frontier == n_tasks
+                        or frontier - combined_at >= max(1, combined_at // 2)):
+                    out = combine(plan, results, max_nodes)
+                    combined_at, urgent = frontier, False
                 if isinstance(out, Combined):
                     wasted += sum(r.nodes for r in results[out.last_task + 1:] if r is not None)
                     return _with_extra(out.result, split_depth=depth, split_tasks=n_tasks,
@@ -177,7 +197,8 @@ def ray_solver(trial: Trial, ray: Any, remote: Any, workers: int) -> Callable[..
                 ready, _ = ray.wait(list(pending), num_returns=1, timeout=seconds)
                 for ref in ready:
                     i = pending.pop(ref)
-                    results[i] = ray.get(ref)
+                    results[i] = r = ray.get(ref)
+                    urgent |= r.solutions > 0 or r.status is not Status.EXHAUSTED
         finally:
             for ref in pending:
                 ray.cancel(ref, force=False)
