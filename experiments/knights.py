@@ -252,11 +252,14 @@ def make_orderer(board: KnightBoard, heuristic: str, tie_break: str = "move_orde
 
 
 def _search_recursive(board: KnightBoard, start: int, order: Orderer, first: bool,
-                      closed: bool, budget: Budget) -> SearchResult:
+                      closed: bool, budget: Budget, prefix: Sequence[int] = ()) -> SearchResult:
     size = board.size
     nbrs = board.neighbours
     visited = bytearray(size)
-    path: list[int] = []
+    path: list[int] = list(prefix)
+    for sq in prefix:
+        visited[sq] = 1
+    origin = prefix[0] if prefix else start  # the tour's first square (closed tours)
     cap = budget.node_cap
     clock_mask = Budget.CLOCK_EVERY - 1
     nodes = backtracks = dead_ends = checks = solutions = max_depth = 0
@@ -276,7 +279,7 @@ def _search_recursive(board: KnightBoard, start: int, order: Orderer, first: boo
             max_depth = depth
         found = 0
         if depth == size:
-            if not closed or start in nbrs[sq]:
+            if not closed or origin in nbrs[sq]:
                 solutions += 1
                 if found_path is None:
                     found_path = tuple(path)
@@ -301,7 +304,7 @@ def _search_recursive(board: KnightBoard, start: int, order: Orderer, first: boo
 
     budget.start()
     try:
-        visit(start, 1)
+        visit(start, len(prefix) + 1)
         status = Status.EXHAUSTED
     except StopSearch as stop:
         status = stop.status
@@ -310,11 +313,14 @@ def _search_recursive(board: KnightBoard, start: int, order: Orderer, first: boo
 
 
 def _search_iterative(board: KnightBoard, start: int, order: Orderer, first: bool,
-                      closed: bool, budget: Budget) -> SearchResult:
+                      closed: bool, budget: Budget, prefix: Sequence[int] = ()) -> SearchResult:
     size = board.size
     nbrs = board.neighbours
     visited = bytearray(size)
-    path: list[int] = []
+    path: list[int] = list(prefix)
+    for sq in prefix:
+        visited[sq] = 1
+    origin = prefix[0] if prefix else start  # the tour's first square (closed tours)
     cap = budget.node_cap
     clock_mask = Budget.CLOCK_EVERY - 1
     nodes = backtracks = dead_ends = checks = solutions = max_depth = 0
@@ -344,7 +350,7 @@ def _search_iterative(board: KnightBoard, start: int, order: Orderer, first: boo
             max_depth = depth
         leaf_found = -1  # -1: sq has children to try; else solutions found at the leaf
         if depth == size:
-            if not closed or start in nbrs[sq]:
+            if not closed or origin in nbrs[sq]:
                 solutions += 1
                 if found_path is None:
                     found_path = tuple(path)
@@ -440,6 +446,49 @@ def run_deep(fn: Callable[[], SearchResult], depth: int) -> SearchResult:
     if "error" in box:
         raise box["error"]  # type: ignore[misc]
     return box["result"]  # type: ignore[return-value]
+
+
+def search_subtree(board: KnightBoard, order: Orderer, path: Sequence[int], first: bool,
+                   closed: bool, budget: Budget, strategy: str = "recursive") -> SearchResult:
+    """Search the subtree of one placement, exactly as the whole search would.
+
+    ``path`` is the placement path from the start square down to the subtree's
+    root: ``path[:-1]`` are already on the board (the prefix), ``path[-1]`` is
+    the placement that roots the subtree, at depth ``d = len(path)``. The
+    result is what the sequential ``visit(path[-1], d)`` adds to the counters
+    of the whole search: ``nodes`` counts the root placement and everything
+    below it, ``backtracks`` includes the root when its subtree holds no
+    reported solution, ``checks`` and ``dead_ends`` those of the subtree,
+    ``max_depth`` the deepest placement count (>= ``d`` unless stopped before
+    the root), ``solution`` the first full tour found below (length
+    ``rows * cols``, starting with the prefix). A node budget counts the
+    subtree's placements only; a budget stop leaves the placements on the
+    current path out of ``backtracks``. With ``path`` of length 1 this is the
+    whole search from ``path[0]``. Used by :mod:`experiments.split`.
+
+    Args:
+        board, order: as for the whole search (:func:`make_orderer`); an
+            orderer whose result depends on earlier calls (the ``random``
+            tie-break) does not give the sequential order here.
+        path: square indices, length >= 1, distinct, each a knight's move from
+            the one before.
+        first, closed: stop at the first tour; only closed tours count.
+        budget: node and time limits of this subtree alone.
+        strategy: ``recursive`` or ``iterative`` (the same counters).
+
+    Raises:
+        ValueError: an empty path or an unknown strategy.
+    """
+    if not path:
+        raise ValueError("a subtree needs a path of at least one placement")
+    prefix = tuple(path[:-1])
+    root = path[-1]
+    if strategy == "iterative":
+        return _search_iterative(board, root, order, first, closed, budget, prefix)
+    if strategy != "recursive":
+        raise ValueError(f"subtree strategy must be 'recursive' or 'iterative', got {strategy!r}")
+    call = lambda: _search_recursive(board, root, order, first, closed, budget, prefix)  # noqa: E731
+    return run_deep(call, board.size) if board.size > DEEP_BOARD else call()
 
 
 def solve_knights_tour(

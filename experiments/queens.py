@@ -142,7 +142,16 @@ def _unique_extra(unique: bool, solutions: int, canonical: int) -> tuple[int, di
     return solutions, {}
 
 
-def _search_recursive(n: int, first: bool, unique: bool, budget: Budget) -> SearchResult:
+def _search_recursive(n: int, first: bool, unique: bool, budget: Budget,
+                      prefix: Sequence[int] = ()) -> SearchResult:
+    """Row-by-row backtracking; with a ``prefix``, the subtree of its last queen only.
+
+    ``prefix`` (columns of rows 0..d-1, d >= 1, assumed safe) makes the search
+    that of the subtree of the queen ``prefix[-1]`` in row d - 1, the rows
+    above already filled: that queen is placed (one node, under the budget),
+    then row d is expanded as the whole search would; the checks of row d - 1
+    belong to the parent and are not counted (see :func:`search_subtree`).
+    """
     last = n - 1
     col_used = [False] * n
     diag = [False] * (2 * n - 1)    # row + col
@@ -199,15 +208,81 @@ def _search_recursive(n: int, first: bool, unique: bool, budget: Budget) -> Sear
             dead_ends += 1      # the queen of row - 1 has no safe square below it
         return found
 
+    def place_root() -> None:
+        """Place the queen ``prefix[-1]`` as ``expand`` does, then search below it."""
+        nonlocal nodes, backtracks, solutions, max_depth, canonical, found_placement
+        row = len(prefix) - 1
+        for r, c in enumerate(prefix[:-1]):
+            placement[r] = c
+            col_used[c] = diag[r + c] = anti[r - c + last] = True
+        col = prefix[-1]
+        if nodes >= cap:
+            raise StopSearch(Status.NODE_LIMIT)
+        if not (nodes & clock_mask) and budget.out_of_time():
+            raise StopSearch(Status.TIME_LIMIT)
+        nodes += 1
+        placement[row] = col
+        if row == last:
+            max_depth = n
+            solutions += 1
+            found_placement = tuple(placement)
+            if first:
+                raise StopSearch(Status.SOLVED)
+            if unique and is_canonical(placement):
+                canonical += 1
+            return
+        max_depth = row + 1
+        col_used[col] = diag[row + col] = anti[row - col + last] = True
+        if not expand(row + 1):
+            backtracks += 1
+
     budget.start()
     try:
-        expand(0)
+        if prefix:
+            place_root()
+        else:
+            expand(0)
         status = Status.EXHAUSTED
     except StopSearch as stop:
         status = stop.status
     reported, extra = _unique_extra(unique, solutions, canonical)
     return SearchResult(status, nodes, backtracks, dead_ends, checks, reported, max_depth,
                         found_placement, extra)
+
+
+def search_subtree(n: int, prefix: Sequence[int], *, first: bool, unique: bool = False,
+                   budget: Budget | None = None) -> SearchResult:
+    """Search the subtree of one queen, exactly as the ``recursive`` strategy would.
+
+    ``prefix`` holds the columns of rows 0..d-1 (d = ``len(prefix)``); the
+    queens of rows 0..d-2 are on the board and ``prefix[-1]``, in row d - 1,
+    roots the subtree. The result is what that placement adds to the counters
+    of the whole recursive search: ``nodes`` counts the root queen and every
+    queen below it; ``checks`` the squares tested in rows d.. (the tests of
+    row d - 1 belong to the parent); ``backtracks`` includes the root when its
+    subtree holds no reported solution; ``dead_ends`` includes the root when
+    row d has no safe square; ``max_depth`` is the most queens on the board;
+    ``solution`` the first complete placement below (length n). An empty
+    prefix is the whole search (the ``recursive`` strategy). A node budget
+    counts the subtree's queens only; the root itself is placed under it.
+    Used by :mod:`experiments.split`.
+
+    Args:
+        n: board size, >= 1.
+        prefix: 0..n columns, each in 0..n-1, a safe partial placement.
+        first: stop at the first solution.
+        unique: count solutions up to symmetry too (``extra["all_solutions"]``
+            keeps the plain count), as :func:`solve_queens`.
+        budget: node and time limits of this subtree (default: none).
+
+    Raises:
+        ValueError: a prefix longer than n or a column off the board.
+    """
+    if len(prefix) > n or any(not 0 <= c < n for c in prefix):
+        raise ValueError(f"prefix must hold at most {n} columns in 0..{n - 1}, got {list(prefix)}")
+    budget = budget if budget is not None else Budget()
+    call = lambda: _search_recursive(n, first, unique, budget, tuple(prefix))  # noqa: E731
+    return run_deep(call, n) if n > DEEP_BOARD else call()
 
 
 def _search_iterative(n: int, first: bool, unique: bool, budget: Budget) -> SearchResult:

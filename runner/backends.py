@@ -240,8 +240,18 @@ class RayBackend:
         ray = self._ray
         if total is None:
             total = len(trials)  # type: ignore[arg-type]
-        first_size = self.batch_size or batch_size_for(total, self.workers)
         stream = iter(trials)
+        head = next(stream, None)
+        if head is None:
+            return
+        if head.split is not None:
+            # `split` is a config-level key: every trial of the sweep is split. One
+            # trial at a time, its subtrees spread over the workers.
+            from .split_runner import run_split_trials
+            yield from run_split_trials([head, *stream], ray, self.workers)
+            return
+        stream = itertools.chain([head], stream)
+        first_size = self.batch_size or batch_size_for(total, self.workers)
         sent = timed = 0      # trials submitted; trials whose wall time came back
         work_ns = 0           # their wall time in all
 

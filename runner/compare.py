@@ -19,7 +19,10 @@ from .store import load_rows
 #: Columns never compared: timings and provenance.
 IGNORED = frozenset({"run_id", "wall_ns", "cpu_ns", "btlab_version", "git_commit",
                      "python_version", "ray_version", "host", "node_id", "pid", "started_at",
-                     "compile_ns", "error"})
+                     "compile_ns", "error",
+                     # how a split trial was run, not what it found (wasted_nodes
+                     # depends on scheduling)
+                     "split_depth", "split_tasks", "wasted_nodes"})
 
 
 @dataclass

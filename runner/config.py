@@ -70,6 +70,9 @@ class SweepModel(BaseModel):
     budget: BudgetModel = BudgetModel()
     repeats: Annotated[StrictInt, Field(ge=1)] = 1
     seed: StrictInt = 0
+    #: ``{depth: D}`` or ``auto``: split every trial into ordered subtree tasks
+    #: (:mod:`experiments.split`); the counters are those of the unsplit search.
+    split: Any = None
 
 
 #: Parameters that choose how a tree is walked, not which tree.
@@ -101,6 +104,9 @@ class Trial:
     repeat: int
     trial_id: str = field(default="", compare=False)
     solver_seed: int = field(default=0, compare=False)
+    #: split depth (an int), ``"auto"``, or None (not split). Not part of the
+    #: trial id: a split trial reports exactly the counters of the unsplit one.
+    split: int | str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         key = {"problem": self.problem, "params": dict(self.columns),
@@ -326,6 +332,18 @@ def parse_config(text: str, source: str = "<string>") -> SweepConfig:
         raise err(("problem",), f"one of {', '.join(PROBLEMS)}", repr(model.problem),
                   _did_you_mean(model.problem, list(PROBLEMS)) or "pick a listed problem")
     problem = PROBLEMS[model.problem]
+    split = model.split
+    if split is not None and split != "auto":
+        ok = (isinstance(split, dict) and set(split) == {"depth"}
+              and isinstance(split["depth"], int) and not isinstance(split["depth"], bool)
+              and 0 <= split["depth"] <= 1000)
+        if not ok:
+            wrong = [k for k in split if k != "depth"] if isinstance(split, dict) else []
+            raise err(("split",) + ((wrong[0],) if wrong else ()),
+                      "split: auto, or split: {depth: D} with an integer D in 0..1000",
+                      _describe(split),
+                      (_did_you_mean(wrong[0], ["depth"]) if wrong else "")
+                      or "write split: {depth: 4} or split: auto")
     config = SweepConfig(model, problem, source, positions, text)
     _check_params(config)
     return config
@@ -503,8 +521,17 @@ def iter_trials(config: SweepConfig) -> Iterator[Trial]:
             except ParamError as exc:
                 raise config.error(src.get(exc.param, ("fixed",)), exc.expected, exc.found,
                                    exc.fix) from None
+            split = None
+            if m.split is not None:
+                split = m.split if isinstance(m.split, str) else m.split["depth"]
+                from .split_runner import check_split
+                try:
+                    check_split(problem.name, columns)
+                except ParamError as exc:
+                    raise config.error(("split",), exc.expected, exc.found, exc.fix) from None
             for r in range(m.repeats):
-                yield Trial(problem.name, columns, budget.nodes, budget.seconds, m.seed, r)
+                yield Trial(problem.name, columns, budget.nodes, budget.seconds, m.seed, r,
+                            split=split)
 
 
 def expand(config: SweepConfig) -> list[Trial]:

@@ -51,12 +51,16 @@ def _inject_test_fault(trial_id: str) -> None:
             os.kill(os.getpid(), signal.SIGKILL)
 
 
-def run_trial(trial: Trial, node_id: str | None = None) -> dict[str, Any]:
+def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str, Any]:
     """Run one trial and return its row (without the run-level provenance).
 
     Args:
         trial: the trial.
         node_id: the Ray node id of the worker, when run by Ray.
+        solve: the solve call ``(columns, max_nodes, max_seconds, seed) ->
+            SearchResult``; default: the problem's, or for a split trial
+            (``trial.split`` set) the serial split reference
+            (:func:`runner.split_runner.solve_serial`).
 
     Returns:
         A dict: ``trial_id``, the parameter columns, budget, seed, repeat, the
@@ -89,8 +93,14 @@ def run_trial(trial: Trial, node_id: str | None = None) -> dict[str, Any]:
             cpu0 = time.process_time_ns()
             wall0 = time.perf_counter_ns()
         _inject_test_fault(trial.trial_id)
-        result = problem.solve(trial.columns, trial.budget_nodes, trial.budget_seconds,
-                               trial.solver_seed)
+        if solve is None:
+            if trial.split is not None:
+                from .split_runner import serial_solver
+                solve = serial_solver(trial)
+            else:
+                solve = problem.solve
+        result = solve(trial.columns, trial.budget_nodes, trial.budget_seconds,
+                       trial.solver_seed)
         wall = time.perf_counter_ns() - wall0
         cpu = time.process_time_ns() - cpu0
         error = None

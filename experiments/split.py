@@ -1,0 +1,552 @@
+"""One search split into ordered subtree tasks, combined into exactly the sequential counters.
+
+Some single trials are too big for one core (plain backtracking from most
+8 x 8 squares makes billions of placements before its first tour; counting
+N-Queens for n = 18..20). This module cuts the depth-first search tree at a
+*split depth* D and turns the trial into independent *subtree tasks* whose
+results combine, in order, into a :class:`~experiments.core.SearchResult`
+equal, counter for counter, to the sequential search's.
+
+Depths count placements: the knight's start square is depth 1, the queen of
+row 0 is depth 1 (the empty board is depth 0).
+
+1. :func:`plan_split` walks the part of the tree *above* the cut (placements
+   at depth < D) exactly as the sequential ``recursive`` solver does -- same
+   ordering function, same counting -- and records an ordered event list in
+   depth-first pre-order: ``ENTER`` a top placement, ``TASK`` (a subtree
+   rooted at a placement at depth D, given by its path from the root),
+   ``EXIT`` a top placement. D = 0 makes the whole search one task (for the
+   knight's tour the same as D = 1: the start square is the only depth-1
+   placement); a D deeper than the tree puts all the work in the top part and
+   makes no task.
+2. :func:`run_task` runs one task: what the sequential ``visit`` of that
+   placement adds to the counters (:func:`experiments.knights.search_subtree`,
+   :func:`experiments.queens.search_subtree`). Tasks are independent; run them
+   anywhere, in any order.
+3. :func:`combine` replays the event list in order with the task results
+   substituted:
+
+   * ``count`` mode: the sums of the task counters and the top part's; a top
+     placement is a backtrack when its subtree (tasks and top leaves) held no
+     solution.
+   * ``first`` mode: the first task in order with a solution decides; the
+     counters are those of the top events before it, every earlier task in
+     full, and that task's up to its first solution; top placements on the path
+     to it are not backtracks; nothing after it is made. Tasks after it are
+     wasted work (see the runner's ``wasted_nodes``).
+   * node budget B: the replay keeps the running node count; when a task
+     would take it past B, :func:`combine` asks for that task again with the
+     remaining budget (:class:`NeedRerun`), and its stopped result ends the
+     replay: status ``node_limit`` and exactly the counters of the sequential
+     search stopped at B (placements on the current path are not
+     backtracks). A budget met in the top part stops there.
+   * time budget: not exact. A task that reports ``time_limit`` ends the replay
+     with the counters so far and status ``time_limit``.
+
+:func:`solve_split` is the serial reference: plan, run every needed task in
+this process, combine (re-running a budget-crossing task).
+
+Restrictions (:class:`SplitError`): the knight's tour ``random`` tie-break
+draws from one SplitMix64 stream in call order, which splitting changes, so it
+is refused with a heuristic; N-Queens splits follow the ``recursive`` order
+and counters, which ``iterative``, ``amb`` and ``bitmask`` share
+(``brute_force``, ``functional`` and ``construction`` walk other trees and are
+refused).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence, Union
+
+from .core import Budget, Mode, SearchResult, Status
+from .knights import (DEFAULT_MOVE_ORDER, KnightBoard, make_orderer, validate_move_order)
+from .knights import search_subtree as knights_subtree
+from .queens import is_canonical
+from .queens import search_subtree as queens_subtree
+
+PROBLEMS = ("knights_tour", "n_queens")
+#: N-Queens strategies whose counters equal ``recursive``'s (the split reproduces them).
+QUEENS_SPLITTABLE = ("recursive", "iterative", "amb", "bitmask")
+
+# Event kinds. Events are plain tuples (cheap to build and to keep):
+#   (ENTER, node, depth, stop_checks, entry_checks, entry_dead, solution, canonical)
+#   (EXIT, node, exit_checks, exit_dead)
+#   (TASK, index, stop_checks)
+# ``node`` is 0 for the empty N-Queens board (the root, not a placement).
+# ``stop_checks``: checks the sequential search adds for this placement's
+# parent frame when it stops at or below the placement (N-Queens: the
+# parent's row has tested columns 0..col, so col + 1; knight's tour: 0, its
+# checks are all made on entry).
+ENTER, EXIT, TASK = 0, 1, 2
+
+
+class SplitError(ValueError):
+    """A search that cannot be split exactly (bad depth, unsupported option)."""
+
+
+@dataclass(frozen=True)
+class SplitPlan:
+    """The top part of a split search and its subtree tasks.
+
+    Attributes:
+        problem: ``knights_tour`` or ``n_queens``.
+        params: the search parameters, normalised (see :func:`plan_split`).
+        depth: the split depth D (>= 0).
+        first: ``first`` mode (else ``count``).
+        events: the event list in depth-first pre-order (module docstring).
+        tasks: for each subtree task, in order, its placement path from the
+            root: knight's tour, square indices of depths 1..D; N-Queens,
+            columns of rows 0..D-1 (empty for D = 0: the whole search).
+    """
+
+    problem: str
+    params: Mapping[str, Any]
+    depth: int
+    first: bool
+    events: tuple[tuple, ...]
+    tasks: tuple[tuple[int, ...], ...]
+
+
+@dataclass(frozen=True)
+class NeedTask:
+    """:func:`combine` needs the result of task ``index`` before it can go on."""
+
+    index: int
+
+
+@dataclass(frozen=True)
+class NeedRerun:
+    """Task ``index`` would take the search past its node budget: run it again
+    with ``max_nodes`` (the budget left when it starts) and combine again."""
+
+    index: int
+    max_nodes: int
+
+
+@dataclass(frozen=True)
+class Combined:
+    """The combined result.
+
+    Attributes:
+        result: equal to the sequential search's (counters, status, solution).
+        last_task: index of the last task whose result was used (-1: none).
+            In ``first`` mode, or when a budget stopped the search, the tasks
+            after it were not needed (their work is wasted).
+    """
+
+    result: SearchResult
+    last_task: int
+
+
+Outcome = Union[Combined, NeedTask, NeedRerun]
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def _knights_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    p = {"rows": int(params["rows"]), "cols": int(params["cols"]),
+         "start": tuple(int(v) for v in params.get("start", (0, 0))),
+         "heuristic": params.get("heuristic", "none"),
+         "tie_break": params.get("tie_break", "move_order"),
+         "move_order": validate_move_order(params.get("move_order", DEFAULT_MOVE_ORDER)),
+         "closed": bool(params.get("closed", False)),
+         "mode": Mode(params.get("mode", "first")).value,
+         "strategy": params.get("strategy", "recursive"),
+         "seed": int(params.get("seed", 0))}
+    if p["heuristic"] != "none" and p["tie_break"] == "random":
+        raise SplitError(
+            "the random tie-break draws from one SplitMix64 stream in the order the search "
+            "calls it, and a split search calls it in another order, so its counters would "
+            "differ; use tie_break move_order, pohl or roth, or do not split")
+    return p
+
+
+def _queens_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    p = {"n": int(params["n"]), "mode": Mode(params.get("mode", "first")).value,
+         "unique": bool(params.get("unique", False)),
+         "strategy": params.get("strategy", "recursive")}
+    if p["strategy"] not in QUEENS_SPLITTABLE:
+        raise SplitError(f"N-Queens strategy {p['strategy']!r} walks another tree; a split "
+                         f"search reproduces {', '.join(QUEENS_SPLITTABLE)} only")
+    if p["n"] < 1:
+        raise SplitError(f"n must be at least 1, got {p['n']}")
+    if p["unique"] and p["mode"] != "count":
+        raise SplitError("unique counting needs mode='count'")
+    return p
+
+
+def _board(p: Mapping[str, Any]) -> KnightBoard:
+    return KnightBoard(p["rows"], p["cols"], tuple(p["move_order"]))
+
+
+# --------------------------------------------------------------------------- planning
+
+
+class _Truncated(Exception):
+    """The top walk has passed the node budget: the replay stops before its end."""
+
+
+def plan_split(problem: str, params: Mapping[str, Any], depth: int,
+               max_nodes: int | None = None) -> SplitPlan:
+    """Walk the tree above the split depth and list the subtree tasks, in order.
+
+    Args:
+        problem: ``knights_tour`` or ``n_queens``.
+        params: knight's tour: ``rows``, ``cols``, ``start`` (row, col),
+            ``heuristic``, ``tie_break``, ``move_order``, ``closed``, ``mode``,
+            ``strategy`` (``recursive``/``iterative`` for the tasks; others
+            run as ``recursive``, same counters), ``seed``; N-Queens: ``n``,
+            ``mode``, ``unique``, ``strategy``. Missing keys take the solvers'
+            defaults.
+        depth: the split depth D >= 0 (module docstring).
+        max_nodes: the search's node budget, or None. The walk stops after the
+            top placement number ``max_nodes + 1`` (a replay under that budget
+            stops there), so a deep split of a huge tree stays bounded; the
+            plan is then only valid for budgets up to ``max_nodes``.
+
+    Returns:
+        A :class:`SplitPlan`. The walk costs what the sequential search
+        spends above depth D (for D deeper than the tree, the whole search).
+
+    Raises:
+        SplitError: unknown problem, negative depth, the ``random`` tie-break
+            with a heuristic, an N-Queens strategy that walks another tree.
+        ValueError: bad parameters (as the solvers raise them).
+    """
+    if depth < 0:
+        raise SplitError(f"split depth must be >= 0, got {depth}")
+    if problem == "knights_tour":
+        p = _knights_params(params)
+        events, tasks = _plan_knights(p, depth, max_nodes)
+    elif problem == "n_queens":
+        p = _queens_params(params)
+        events, tasks = _plan_queens(p, depth, max_nodes)
+    else:
+        raise SplitError(f"unknown problem {problem!r}; expected one of {PROBLEMS}")
+    return SplitPlan(problem, p, depth, p["mode"] == "first", tuple(events), tuple(tasks))
+
+
+def _plan_knights(p: Mapping[str, Any], depth: int, max_nodes: int | None) -> tuple[list, list]:
+    board = _board(p)
+    start = board.square(*p["start"])
+    size = board.size
+    nbrs = board.neighbours
+    closed = p["closed"]
+    order = make_orderer(board, p["heuristic"], p["tie_break"], p["seed"])
+    cut = max(depth, 1)
+    visited = bytearray(size)
+    path: list[int] = []
+    events: list[tuple] = []
+    tasks: list[tuple[int, ...]] = []
+
+    def visit(sq: int, d: int) -> None:
+        if d == cut:
+            events.append((TASK, len(tasks), 0))
+            tasks.append(tuple(path) + (sq,))
+            return
+        top[0] += 1
+        if top[0] > cap:
+            events.append((ENTER, 1, d, 0, 0, 0, None, 0))
+            raise _Truncated
+        visited[sq] = 1
+        path.append(sq)
+        if d == size:
+            ok = not closed or start in nbrs[sq]
+            events.append((ENTER, 1, d, 0, 0, int(not ok), tuple(path) if ok else None, 0))
+            if ok and p["mode"] == "first":
+                raise _Truncated  # the replay stops at this tour
+        else:
+            cands, looked = order(sq, visited)
+            events.append((ENTER, 1, d, 0, looked, int(not cands), None, 0))
+            for nxt in cands:
+                visit(nxt, d + 1)
+        events.append((EXIT, 1, 0, 0))
+        visited[sq] = 0
+        path.pop()
+
+    top = [0]
+    cap = max_nodes if max_nodes is not None else 1 << 62
+    try:
+        visit(start, 1)
+    except _Truncated:
+        pass
+    return events, tasks
+
+
+def _plan_queens(p: Mapping[str, Any], depth: int, max_nodes: int | None) -> tuple[list, list]:
+    n = p["n"]
+    last = n - 1
+    unique = p["unique"]
+    events: list[tuple] = []
+    tasks: list[tuple[int, ...]] = []
+    if depth == 0:
+        return [(TASK, 0, 0)], [()]
+    col_used = [False] * n
+    diag = [False] * (2 * n - 1)
+    anti = [False] * (2 * n - 1)
+    placement: list[int] = []
+
+    def expand(row: int) -> None:
+        """Row ``row``'s columns, below the queen at depth ``row`` (or the empty board)."""
+        placed = False
+        for col in range(n):
+            if col_used[col] or diag[row + col] or anti[row - col + last]:
+                continue
+            placed = True
+            d = row + 1
+            if d == depth:
+                events.append((TASK, len(tasks), col + 1))
+                tasks.append(tuple(placement) + (col,))
+                continue
+            top[0] += 1
+            if top[0] > cap:
+                events.append((ENTER, 1, d, col + 1, 0, 0, None, 0))
+                raise _Truncated
+            placement.append(col)
+            if row == last:
+                canon = int(unique and is_canonical(placement))
+                events.append((ENTER, 1, d, col + 1, 0, 0, tuple(placement), canon))
+                if p["mode"] == "first":
+                    raise _Truncated  # the replay stops at this solution
+                events.append((EXIT, 1, 0, 0))
+            else:
+                events.append((ENTER, 1, d, col + 1, 0, 0, None, 0))
+                col_used[col] = diag[row + col] = anti[row - col + last] = True
+                child_dead = expand(row + 1)
+                col_used[col] = diag[row + col] = anti[row - col + last] = False
+                events.append((EXIT, 1, n, child_dead))
+            placement.pop()
+        return int(not placed)
+
+    top = [0]
+    cap = max_nodes if max_nodes is not None else 1 << 62
+    events.append((ENTER, 0, 0, 0, 0, 0, None, 0))
+    try:
+        expand(0)
+    except _Truncated:
+        return events, tasks
+    events.append((EXIT, 0, n, 0))
+    return events, tasks
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+def run_subtree(problem: str, params: Mapping[str, Any], path: Sequence[int],
+                max_nodes: int | None = None, max_seconds: float | None = None) -> SearchResult:
+    """Run one subtree task given by its path (what :func:`run_task` does; picklable inputs).
+
+    Args:
+        problem, params: as in :attr:`SplitPlan.problem` and :attr:`SplitPlan.params`.
+        path: the task's placement path (:attr:`SplitPlan.tasks`).
+        max_nodes: node budget of the subtree (0: stop before its root), or None.
+        max_seconds: time budget of the subtree, or None.
+
+    Returns:
+        The subtree's :class:`SearchResult` (see the ``search_subtree`` functions).
+    """
+    if max_nodes == 0:
+        return SearchResult(Status.NODE_LIMIT, 0, 0, 0, 0, 0, 0)
+    budget = Budget(max_nodes, max_seconds)
+    first = params["mode"] == "first"
+    if problem == "knights_tour":
+        board = _board(params)
+        order = make_orderer(board, params["heuristic"], params["tie_break"], params["seed"])
+        strategy = "iterative" if params["strategy"] == "iterative" else "recursive"
+        return knights_subtree(board, order, path, first, params["closed"], budget, strategy)
+    return queens_subtree(params["n"], path, first=first, unique=params["unique"],
+                          budget=budget)
+
+
+def run_task(plan: SplitPlan, index: int, max_nodes: int | None = None,
+             max_seconds: float | None = None) -> SearchResult:
+    """Run subtree task ``index`` of ``plan`` (see :func:`run_subtree`).
+
+    Raises:
+        IndexError: no such task.
+    """
+    return run_subtree(plan.problem, plan.params, plan.tasks[index], max_nodes, max_seconds)
+
+
+# --------------------------------------------------------------------------- combining
+
+
+def _plain(r: SearchResult) -> int:
+    """Solutions found in a task's subtree (all of them, also when counting up to symmetry)."""
+    return r.extra.get("all_solutions", r.solutions)
+
+
+def combine(plan: SplitPlan, results: Sequence[SearchResult | None],
+            max_nodes: int | None = None) -> Outcome:
+    """Replay the plan in order with the task results substituted.
+
+    Args:
+        plan: the plan.
+        results: one entry per task, in task order: its result, or None when
+            not known (yet). A task that ran under a node budget and stopped
+            (``node_limit``) is used only if its budget was the one left when
+            it starts in the replay (its node count equals that remainder).
+        max_nodes: the whole search's node budget, or None.
+
+    Returns:
+        :class:`Combined` -- the sequential search's result; or
+        :class:`NeedTask` -- the replay reached a task whose result is None;
+        or :class:`NeedRerun` -- a task would cross the node budget: run it
+        again with the budget left and call again with that result.
+
+    Raises:
+        ValueError: ``results`` does not have one entry per task.
+    """
+    if len(results) != len(plan.tasks):
+        raise ValueError(f"expected {len(plan.tasks)} task results, got {len(results)}")
+    first = plan.first
+    unique = plan.params.get("unique", False)
+    cap = max_nodes if max_nodes is not None else 1 << 62
+    nodes = backtracks = dead_ends = checks = solutions = canonical = max_depth = 0
+    solution: tuple[int, ...] | None = None
+    found: list[int] = []       # solutions found so far below each open top frame
+    stop_stack: list[int] = []  # stop checks of each open top frame
+    open_stop = 0               # their sum
+    last_task = -1
+
+    def finish(status: Status, extra_checks: int = 0) -> Combined:
+        reported = canonical if unique else solutions
+        extra = {"all_solutions": solutions} if unique else {}
+        return Combined(SearchResult(status, nodes, backtracks, dead_ends,
+                                     checks + extra_checks, reported, max_depth, solution,
+                                     extra), last_task)
+
+    for ev in plan.events:
+        kind = ev[0]
+        if kind == ENTER:
+            _, node, depth, stop, entry_checks, entry_dead, sol, canon = ev
+            if node:
+                if nodes >= cap:
+                    return finish(Status.NODE_LIMIT, open_stop + stop)
+                nodes += 1
+                if depth > max_depth:
+                    max_depth = depth
+            checks += entry_checks
+            dead_ends += entry_dead
+            here = 0
+            if sol is not None:
+                solutions += 1
+                canonical += canon
+                if solution is None:
+                    solution = sol
+                if first:
+                    return finish(Status.SOLVED, open_stop + stop)
+                here = 1
+            found.append(here)
+            stop_stack.append(stop)
+            open_stop += stop
+        elif kind == EXIT:
+            _, node, exit_checks, exit_dead = ev
+            below = found.pop()
+            open_stop -= stop_stack.pop()
+            checks += exit_checks
+            dead_ends += exit_dead
+            if node and not below:
+                backtracks += 1
+            if found:
+                found[-1] += below
+        else:
+            _, i, stop = ev
+            left = cap - nodes
+            r = results[i]
+            if left == 0:
+                r = SearchResult(Status.NODE_LIMIT, 0, 0, 0, 0, 0, 0)
+            elif r is None:
+                return NeedTask(i)
+            elif r.nodes > left or (r.status is Status.NODE_LIMIT and r.nodes != left):
+                return NeedRerun(i, left)
+            last_task = i
+            nodes += r.nodes
+            backtracks += r.backtracks
+            dead_ends += r.dead_ends
+            checks += r.checks
+            solutions += _plain(r)
+            canonical += r.solutions if unique else 0
+            if r.max_depth > max_depth:
+                max_depth = r.max_depth
+            if solution is None and r.solution is not None:
+                solution = r.solution
+            if r.status in (Status.NODE_LIMIT, Status.TIME_LIMIT, Status.SOLVED):
+                return finish(r.status, open_stop + stop)
+            if found:
+                found[-1] += _plain(r)
+    return finish(Status.EXHAUSTED)
+
+
+def solve_split(problem: str, params: Mapping[str, Any], depth: int, *,
+                max_nodes: int | None = None, max_seconds: float | None = None) -> SearchResult:
+    """The serial reference: plan, run the needed tasks in order here, combine.
+
+    Tasks are run one after the other, each only when the replay reaches it
+    (so ``first`` mode wastes nothing); a task crossing the node budget is run
+    again with the budget left. The time budget is one deadline for the
+    whole call.
+
+    Args:
+        problem, params, depth: as :func:`plan_split`.
+        max_nodes, max_seconds: the whole search's budgets, or None.
+
+    Returns:
+        The sequential search's :class:`SearchResult` (exact but for a time
+        limit), with ``extra["split_tasks"]`` = the number of tasks.
+
+    Raises:
+        SplitError, ValueError: as :func:`plan_split`.
+    """
+    import time
+
+    deadline = None if max_seconds is None else time.perf_counter() + max_seconds
+    plan = plan_split(problem, params, depth, max_nodes)
+    results: list[SearchResult | None] = [None] * len(plan.tasks)
+    calls = 0
+    while True:
+        out = combine(plan, results, max_nodes)
+        if isinstance(out, Combined):
+            return out.result
+        budget_nodes = out.max_nodes if isinstance(out, NeedRerun) else max_nodes
+        seconds = None
+        if deadline is not None:
+            seconds = deadline - time.perf_counter()
+            if seconds <= 0:
+                results[out.index] = SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)
+                continue
+        if isinstance(out, NeedRerun):
+            results[out.index] = run_task(plan, out.index, budget_nodes, seconds)
+            continue
+        # Run a growing batch of tasks from the one needed, so that the replay
+        # (linear in the events) runs O(log tasks) times, not once per task.
+        batch = 1 << min(calls, 30)
+        calls += 1
+        for i in range(out.index, min(out.index + batch, len(results))):
+            if results[i] is None:
+                results[i] = run_task(plan, i, budget_nodes, seconds)
+
+
+def auto_depth(problem: str, params: Mapping[str, Any], min_tasks: int,
+               max_depth: int = 12) -> int:
+    """The smallest split depth with at least ``min_tasks`` subtree tasks (at most ``max_depth``).
+
+    Subtrees are not re-split: a few long subtrees still bound the speed-up,
+    so ask for many more tasks than workers (the runner asks for 16 per worker).
+
+    Raises:
+        SplitError, ValueError: as :func:`plan_split`.
+    """
+    best = 1
+    best_tasks = -1
+    for d in range(1, max_depth + 1):
+        plan = plan_split(problem, params, d)
+        if len(plan.tasks) > best_tasks:
+            best, best_tasks = d, len(plan.tasks)
+        if len(plan.tasks) >= min_tasks:
+            return d
+        if not plan.tasks:
+            break
+    return best
