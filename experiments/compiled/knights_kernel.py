@@ -33,7 +33,12 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
-from ..core import Budget, Mode, SearchResult, Status
+from ..core import Budget, Mode, SearchResult
+from ._driver import EXHAUSTED as _EXHAUSTED
+from ._driver import NODE_LIMIT as _NODE_LIMIT
+from ._driver import PAUSED as _PAUSED
+from ._driver import SOLVED as _SOLVED
+from ._driver import drive
 from ..knights import (DEFAULT_MOVE_ORDER, HEURISTICS, TIE_BREAKS, KnightBoard,
                        validate_move_order)
 
@@ -45,9 +50,6 @@ PAUSE_EVERY = 1 << 17
 _HEURISTIC_CODE = {"none": 0, "warnsdorff": 1, "static_degree": 2}
 _TIE_CODE = {"move_order": 0, "random": 1, "pohl": 2, "roth": 3}
 
-# Kernel return codes.
-_PAUSED, _SOLVED, _EXHAUSTED, _NODE_LIMIT = 0, 1, 2, 3
-_STATUS = {_SOLVED: Status.SOLVED, _EXHAUSTED: Status.EXHAUSTED, _NODE_LIMIT: Status.NODE_LIMIT}
 
 # Indices into the int64 parameter array.
 P_HEURISTIC, P_TIE, P_FIRST, P_CLOSED, P_START, P_CAP, P_PAUSE_MASK, P_MAXD2 = range(8)
@@ -335,16 +337,8 @@ def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: st
     frames = np.zeros((size, N_FRAME), np.uint32)
     found = np.zeros(size, np.int64)
     tour = np.zeros(size, np.int32)
-    budget.start()
-    while True:
-        code = knights_run(nbr, count, dist2, params, state, rng, visited, path, frames,
-                           found, tour)
-        if code != _PAUSED:
-            status = _STATUS[code]
-            break
-        if budget.out_of_time():
-            status = Status.TIME_LIMIT
-            break
+    status = drive(knights_run, (nbr, count, dist2, params, state, rng, visited, path, frames,
+                                 found, tour), budget)
     solution = tuple(tour.tolist()) if state[S_HAVE_TOUR] else None
     return SearchResult(status, int(state[S_NODES]), int(state[S_BACKTRACKS]),
                         int(state[S_DEAD_ENDS]), int(state[S_CHECKS]),

@@ -36,7 +36,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..core import Budget, SearchResult, Status
+from ..core import Budget, SearchResult
+from ._driver import EXHAUSTED as _EXHAUSTED
+from ._driver import NODE_LIMIT as _NODE_LIMIT
+from ._driver import PAUSED as _PAUSED
+from ._driver import SOLVED as _SOLVED
+from ._driver import drive
 
 try:  # an LLVM cttz intrinsic; numba has shipped it for years
     from numba.cpython.unsafe.numbers import trailing_zeros as _ctz
@@ -54,8 +59,6 @@ MAX_N = 64
 #: Placements per kernel call under a time limit (see :mod:`.knights_kernel`).
 PAUSE_EVERY = 1 << 17
 
-_PAUSED, _SOLVED, _EXHAUSTED, _NODE_LIMIT = 0, 1, 2, 3
-_STATUS = {_SOLVED: Status.SOLVED, _EXHAUSTED: Status.EXHAUSTED, _NODE_LIMIT: Status.NODE_LIMIT}
 
 P_N, P_FIRST, P_UNIQUE, P_CAP, P_PAUSE_MASK = range(5)
 N_PARAMS = 5
@@ -239,16 +242,8 @@ def run_queens(n: int, first: bool, unique: bool, budget: Budget,
     found = np.zeros(n, np.int64)
     best = np.zeros(n, np.int64)
     scratch = np.zeros((2, n), np.int64)
-    budget.start()
-    while True:
-        code = queens_run(params, state, avail, tried, attacked, left, right, place, found,
-                          best, scratch)
-        if code != _PAUSED:
-            status = _STATUS[code]
-            break
-        if budget.out_of_time():
-            status = Status.TIME_LIMIT
-            break
+    status = drive(queens_run, (params, state, avail, tried, attacked, left, right, place,
+                                found, best, scratch), budget)
     solution = tuple(best.tolist()) if state[S_HAVE_SOLUTION] else None
     all_solutions = int(state[S_SOLUTIONS])
     extra = dict(extra or {})
