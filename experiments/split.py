@@ -21,8 +21,11 @@ row 0 is depth 1 (the empty board is depth 0).
    makes no task.
 2. :func:`run_task` runs one task: what the sequential ``visit`` of that
    placement adds to the counters (:func:`experiments.knights.search_subtree`,
-   :func:`experiments.queens.search_subtree`). Tasks are independent; run them
-   anywhere, in any order.
+   :func:`experiments.queens.search_subtree`, or their compiled twins in
+   :mod:`experiments.compiled` with ``engine: compiled``). Tasks are
+   independent; run them anywhere, in any order. A task may be given a node
+   budget below the search's (:meth:`SplitPlan.task_budget`: the budget less
+   what is known to come before it) without changing the result.
 3. :func:`combine` replays the event list in order with the task results
    substituted:
 
@@ -68,6 +71,9 @@ from .queens import search_subtree as queens_subtree
 PROBLEMS = ("knights_tour", "n_queens")
 #: N-Queens strategies whose counters equal ``recursive``'s (the split reproduces them).
 QUEENS_SPLITTABLE = ("recursive", "iterative", "amb", "bitmask")
+#: Engines that run subtree tasks: the pure-Python reference and the numba
+#: kernels (:mod:`experiments.compiled`), with identical counters.
+ENGINES = ("python", "compiled")
 
 # Event kinds. Events are plain tuples (cheap to build and to keep):
 #   (ENTER, node, depth, stop_checks, entry_checks, entry_dead, solution, canonical)
@@ -98,6 +104,9 @@ class SplitPlan:
         tasks: for each subtree task, in order, its placement path from the
             root: knight's tour, square indices of depths 1..D; N-Queens,
             columns of rows 0..D-1 (empty for D = 0: the whole search).
+        top_before: for each task, the placements the top part makes before
+            the search enters it (a lower bound of the nodes before the
+            task: add the nodes of the tasks before it for the exact count).
     """
 
     problem: str
@@ -106,6 +115,25 @@ class SplitPlan:
     first: bool
     events: tuple[tuple, ...]
     tasks: tuple[tuple[int, ...], ...]
+    top_before: tuple[int, ...] = ()
+
+    def task_budget(self, index: int, max_nodes: int | None, done_before: int = 0) -> int | None:
+        """The node budget to give task ``index`` without changing the combined result.
+
+        A task starts after ``top_before[index]`` top placements and the nodes
+        of every task before it, ``done_before`` of which are known; the
+        search's budget ``max_nodes`` less those is all the task can use. A
+        task that runs out of it is re-run with the exact budget left when
+        :func:`combine` asks (:class:`NeedRerun`), so the cap never changes a
+        result; it bounds the work of tasks far beyond the budget.
+
+        Returns:
+            The cap (0: the task cannot be reached within the budget), or None
+            without a node budget.
+        """
+        if max_nodes is None:
+            return None
+        return max(0, max_nodes - self.top_before[index] - done_before)
 
 
 @dataclass(frozen=True)
@@ -145,6 +173,13 @@ Outcome = Union[Combined, NeedTask, NeedRerun]
 # --------------------------------------------------------------------------- parameters
 
 
+def _engine(params: Mapping[str, Any]) -> str:
+    engine = params.get("engine", "python")
+    if engine not in ENGINES:
+        raise SplitError(f"unknown engine {engine!r}; expected one of {ENGINES}")
+    return engine
+
+
 def _knights_params(params: Mapping[str, Any]) -> dict[str, Any]:
     p = {"rows": int(params["rows"]), "cols": int(params["cols"]),
          "start": tuple(int(v) for v in params.get("start", (0, 0))),
@@ -154,6 +189,7 @@ def _knights_params(params: Mapping[str, Any]) -> dict[str, Any]:
          "closed": bool(params.get("closed", False)),
          "mode": Mode(params.get("mode", "first")).value,
          "strategy": params.get("strategy", "recursive"),
+         "engine": _engine(params),
          "seed": int(params.get("seed", 0))}
     if p["heuristic"] != "none" and p["tie_break"] == "random":
         raise SplitError(
@@ -166,7 +202,8 @@ def _knights_params(params: Mapping[str, Any]) -> dict[str, Any]:
 def _queens_params(params: Mapping[str, Any]) -> dict[str, Any]:
     p = {"n": int(params["n"]), "mode": Mode(params.get("mode", "first")).value,
          "unique": bool(params.get("unique", False)),
-         "strategy": params.get("strategy", "recursive")}
+         "strategy": params.get("strategy", "recursive"),
+         "engine": _engine(params)}
     if p["strategy"] not in QUEENS_SPLITTABLE:
         raise SplitError(f"N-Queens strategy {p['strategy']!r} walks another tree; a split "
                          f"search reproduces {', '.join(QUEENS_SPLITTABLE)} only")
@@ -225,7 +262,15 @@ def plan_split(problem: str, params: Mapping[str, Any], depth: int,
         events, tasks = _plan_queens(p, depth, max_nodes)
     else:
         raise SplitError(f"unknown problem {problem!r}; expected one of {PROBLEMS}")
-    return SplitPlan(problem, p, depth, p["mode"] == "first", tuple(events), tuple(tasks))
+    top_before = []
+    top = 0
+    for ev in events:
+        if ev[0] == ENTER:
+            top += ev[1]
+        elif ev[0] == TASK:
+            top_before.append(top)
+    return SplitPlan(problem, p, depth, p["mode"] == "first", tuple(events), tuple(tasks),
+                     tuple(top_before))
 
 
 def _plan_knights(p: Mapping[str, Any], depth: int, max_nodes: int | None) -> tuple[list, list]:
@@ -344,13 +389,30 @@ def run_subtree(problem: str, params: Mapping[str, Any], path: Sequence[int],
         max_nodes: node budget of the subtree (0: stop before its root), or None.
         max_seconds: time budget of the subtree, or None.
 
+    ``params["engine"]`` picks the pure-Python reference
+    (:func:`experiments.knights.search_subtree`,
+    :func:`experiments.queens.search_subtree`) or the numba kernels
+    (:func:`experiments.compiled.knights_subtree_compiled`,
+    :func:`experiments.compiled.queens_subtree_compiled`); their counters are equal.
+
     Returns:
         The subtree's :class:`SearchResult` (see the ``search_subtree`` functions).
     """
     if max_nodes == 0:
         return SearchResult(Status.NODE_LIMIT, 0, 0, 0, 0, 0, 0)
-    budget = Budget(max_nodes, max_seconds)
     first = params["mode"] == "first"
+    if params.get("engine", "python") == "compiled":
+        from .compiled import knights_subtree_compiled, queens_subtree_compiled
+
+        if problem == "knights_tour":
+            return knights_subtree_compiled(
+                params["rows"], params["cols"], path, mode=params["mode"],
+                heuristic=params["heuristic"], tie_break=params["tie_break"],
+                move_order=params["move_order"], closed=params["closed"],
+                max_nodes=max_nodes, max_seconds=max_seconds, seed=params["seed"])
+        return queens_subtree_compiled(params["n"], path, params["mode"], params["unique"],
+                                       max_nodes, max_seconds)
+    budget = Budget(max_nodes, max_seconds)
     if problem == "knights_tour":
         board = _board(params)
         order = make_orderer(board, params["heuristic"], params["tie_break"], params["seed"])

@@ -54,10 +54,19 @@ class SerialBackend:
     """
 
     workers = 1
+    #: where split trials save finished subtrees (:class:`runner.split_runner.Checkpoints`)
+    split_checkpoints = None
+    #: called as subtrees of a split trial finish (:data:`runner.split_runner.ProgressFn`)
+    split_progress = None
 
     def run(self, trials: Iterable[Trial], total: int | None = None) -> Iterator[Row]:
         for trial in trials:
-            yield run_trial(trial)
+            if trial.split is not None:
+                from .split_runner import serial_solver
+                yield run_trial(trial, solve=serial_solver(trial, self.split_checkpoints,
+                                                           self.split_progress))
+            else:
+                yield run_trial(trial)
 
     def close(self) -> None:
         pass
@@ -228,6 +237,10 @@ class RayBackend:
         self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self.batch_size = batch_size
         self.max_retries = max_retries
+        #: where split trials save finished subtrees, and their progress callback
+        #: (see :mod:`runner.split_runner`); set by the caller, None: off
+        self.split_checkpoints = None
+        self.split_progress = None
         #: what went wrong and was handled, for the run's summary
         self.killed = 0        # trials killed past their hang limit
         self.deaths = 0        # tasks whose worker died (their unreported trials ran again)
@@ -248,7 +261,9 @@ class RayBackend:
             # `split` is a config-level key: every trial of the sweep is split. One
             # trial at a time, its subtrees spread over the workers.
             from .split_runner import run_split_trials
-            yield from run_split_trials([head, *stream], ray, self.workers)
+            yield from run_split_trials([head, *stream], ray, self.workers,
+                                        checkpoints=self.split_checkpoints,
+                                        progress=self.split_progress)
             return
         stream = itertools.chain([head], stream)
         first_size = self.batch_size or batch_size_for(total, self.workers)

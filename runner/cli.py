@@ -156,6 +156,7 @@ def cmd_validate(args, console: Console) -> int:
 def cmd_run(args, console: Console) -> int:
     from .config import check_trial_cap, iter_trials, load_config
     from .execute import METRIC_COLUMNS
+    from .split_runner import Checkpoints
     from .store import ResultStore, is_uri, load_rows, part_files
     from .summary import print_headline
 
@@ -181,11 +182,14 @@ def cmd_run(args, console: Console) -> int:
     try:
         if stale_tmp:
             console.print(f"deleted {stale_tmp} temporary file(s) a killed run left in {folder}")
+        checkpoints = Checkpoints(folder)
         if args.fresh:
             gone = store.clear()
+            checkpoints.prune()
             if gone:
                 console.print(f"--fresh: deleted {gone} earlier part file(s) in {folder}")
         done = store.existing_ids()
+        checkpoints.prune(keep=wanted - done)
         already = len(wanted & done)
         to_run = len(wanted) - already
         todo = (t for t in iter_trials(config) if t.trial_id not in done)
@@ -196,8 +200,9 @@ def cmd_run(args, console: Console) -> int:
                       f"({args.backend} backend, run {store.run_id})")
         failed, interrupted, backend, elapsed = 0, False, None, 0.0
         if to_run:
-            failed, interrupted, backend, elapsed = _run_trials(args, console, store, todo,
-                                                                to_run)
+            failed, interrupted, backend, elapsed = _run_trials(
+                args, console, store, todo, to_run,
+                checkpoints if config.model.split is not None else None)
     finally:
         store.close()
     if backend is not None:
@@ -235,9 +240,13 @@ def cmd_run(args, console: Console) -> int:
     return 0
 
 
-def _run_trials(args, console: Console, store, todo, total: int
+def _run_trials(args, console: Console, store, todo, total: int, checkpoints=None
                 ) -> tuple[int, bool, object, float]:
     """Start the backend and run ``todo`` (a stream of ``total`` trials) into ``store``.
+
+    ``checkpoints`` (split sweeps): where finished subtrees are saved; a split
+    trial's row is written to disk as soon as it arrives, then its checkpoint
+    is deleted, and a second bar shows the subtrees of the running trial.
 
     Returns:
         (trials with status error, interrupted?, the backend, seconds spent running)
@@ -265,8 +274,21 @@ def _run_trials(args, console: Console, store, todo, total: int
     try:
         with progress:
             task = progress.add_task("trials", total=total, rate="")
+            if checkpoints is not None:
+                sub = progress.add_task("subtrees", total=None, rate="")
+
+                def on_subtrees(done: int, of: int, placements: int, seconds: float) -> None:
+                    rate = placements / max(seconds, 1e-9)
+                    progress.update(sub, completed=done, total=of,
+                                    rate=f"{rate:,.0f} placements/s")
+
+                backend.split_checkpoints = checkpoints
+                backend.split_progress = on_subtrees
             for i, row in enumerate(backend.run(todo, total=total), 1):
                 store.add(row)
+                if checkpoints is not None:
+                    store.flush()  # the row is on disk: its subtrees are no longer needed
+                    checkpoints.discard(row["trial_id"])
                 failed += row["status"] == "error"
                 rate = i / max(time.monotonic() - t1, 1e-9)
                 progress.update(task, advance=1, rate=f"{rate:,.1f} trials/s")

@@ -2,8 +2,9 @@
 
 A config with ``split: {depth: D}`` (or ``split: auto``) runs every trial as a
 split search (:mod:`experiments.split`): the driver walks the tree above the
-split depth, the subtrees below it run as Ray tasks, and the driver combines
-their results in order into exactly the counters, status and solution of the
+split depth, the subtrees below it run as Ray tasks (on the trial's engine:
+``compiled`` runs them in the numba kernels), and the driver combines their
+results in order into exactly the counters, status and solution of the
 unsplit search. The row has the same columns as an unsplit trial's (and the
 same ``trial_id``: the split does not enter it), plus ``split_depth``,
 ``split_tasks`` and ``wasted_nodes`` (placements made in tasks whose results
@@ -14,22 +15,46 @@ cancelled while running are not counted).
 ``wall_ns`` is the wall time of the whole split trial (plan, tasks, combine);
 ``cpu_ns`` is the driver's CPU time only.
 
-``split: auto`` takes the smallest depth with at least
-:data:`TASKS_PER_WORKER` tasks per worker (depth at most
-:data:`AUTO_MAX_DEPTH`). Long subtrees are not split again: a trial whose
-work sits in a few subtrees gets little speed-up; give a deeper depth.
+**Scheduling.** Tasks are submitted in order, at most
+:data:`WINDOW_PER_WORKER` per worker in flight, so that in ``first`` mode
+little work is done past the deciding task; the tasks still running when the
+combination is complete are cancelled. Under a node budget a task gets only
+what can be left for it (:meth:`experiments.split.SplitPlan.task_budget`: the
+budget less the top placements before it and the nodes of the finished tasks
+before it), and a task that cannot be reached within the budget is not run.
 
-Progress is not saved inside a trial: a driver killed during a split trial
-runs the whole trial again on resume (finished trials are skipped as usual).
+**Resume.** Every finished subtree result is appended, as it arrives, to a
+checkpoint file ``.split/<trial_id>.jsonl`` in the results folder (one JSON
+line per task, flushed at once; a line cut short by a kill is ignored). A
+driver killed during a split trial resumes it without re-running the
+subtrees already finished, as long as the plan is the same (same
+parameters, depth and budget; a header line holds its fingerprint). The file
+is deleted once the trial's row is on disk. Results stopped by a time budget
+are not saved (they depend on the clock).
+
+**Depth.** ``split: auto`` takes the smallest depth with at least
+:data:`TASKS_PER_WORKER` tasks per worker (depth at most
+:data:`AUTO_MAX_DEPTH`). A subtree still running after a time slice is not
+split again: its result must be the exact counters of its whole subtree, and
+a worker cannot hand over the unexplored rest of a subtree it is walking
+without the driver re-planning that subtree and replacing one result by a
+combination of many. Rather, ask for many more tasks than workers (deeper
+``depth``), which costs the driver only the walk above the cut; a trial
+whose work sits in a few subtrees gets little speed-up.
 """
 
 from __future__ import annotations
 
+import hashlib
+import itertools
+import json
+import os
 import time
-from typing import Any, Callable, Mapping
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional
 
 from experiments.core import SearchResult, Status
-from experiments.split import (Combined, NeedRerun, SplitError, auto_depth, combine,
+from experiments.split import (Combined, NeedRerun, SplitError, SplitPlan, auto_depth, combine,
                                plan_split, run_subtree)
 
 from .config import Trial
@@ -41,6 +66,15 @@ TASKS_PER_WORKER = 16
 AUTO_MAX_DEPTH = 12
 #: Tasks in flight per worker.
 WINDOW_PER_WORKER = 4
+#: Name of the checkpoint folder inside a results folder.
+CHECKPOINT_DIR = ".split"
+
+#: ``progress(done, total, placements, seconds)``: subtree tasks finished out
+#: of ``total`` in the current split trial, and the placements they made in
+#: ``seconds`` of this run (placements per second over the cluster).
+ProgressFn = Callable[[int, int, int, float], None]
+
+_NOT_REACHED = SearchResult(Status.NODE_LIMIT, 0, 0, 0, 0, 0, 0)
 
 
 def split_params(problem: str, columns: Mapping[str, Any], seed: int = 0) -> dict[str, Any]:
@@ -51,9 +85,10 @@ def split_params(problem: str, columns: Mapping[str, Any], seed: int = 0) -> dic
                 "heuristic": columns["heuristic"], "tie_break": columns["tie_break"],
                 "move_order": parse_move_order(columns["move_order"]),
                 "closed": columns["closed"], "mode": columns["mode"],
-                "strategy": columns["strategy"], "seed": seed}
+                "strategy": columns["strategy"], "engine": columns.get("engine", "python"),
+                "seed": seed}
     return {"n": columns["n"], "mode": columns["mode"], "unique": columns["unique"],
-            "strategy": columns["strategy"]}
+            "strategy": columns["strategy"], "engine": columns.get("engine", "python")}
 
 
 def check_split(problem: str, columns: Mapping[str, Any]) -> None:
@@ -87,132 +122,548 @@ def _with_extra(result: SearchResult, **extra: int) -> SearchResult:
                         {**result.extra, **extra})
 
 
-def serial_solver(trial: Trial) -> Callable[..., SearchResult]:
-    """A solve call for :func:`runner.execute.run_trial` running the split in this process."""
-    def solve(columns, max_nodes, max_seconds, seed) -> SearchResult:
-        params = split_params(trial.problem, columns, seed)
-        depth = resolve_depth(trial, params, 1)
-        plan = plan_split(trial.problem, params, depth, max_nodes)
-        deadline = None if max_seconds is None else time.perf_counter() + max_seconds
-        results: list[SearchResult | None] = [None] * len(plan.tasks)
-        wasted = 0
-        calls = 0
-        while True:
-            out = combine(plan, results, max_nodes)
-            if isinstance(out, Combined):
-                wasted += sum(r.nodes for r in results[out.last_task + 1:] if r is not None)
-                return _with_extra(out.result, split_depth=depth, split_tasks=len(plan.tasks),
-                                   wasted_nodes=wasted)
-            nodes = out.max_nodes if isinstance(out, NeedRerun) else max_nodes
-            if isinstance(out, NeedRerun):
-                wasted += results[out.index].nodes  # type: ignore[union-attr]
-            seconds = None if deadline is None else deadline - time.perf_counter()
-            if seconds is not None and seconds <= 0:
-                results[out.index] = SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)
-                continue
-            if isinstance(out, NeedRerun):
-                results[out.index] = run_subtree(plan.problem, plan.params,
-                                                 plan.tasks[out.index], nodes, seconds)
-                continue
-            batch = 1 << min(calls, 30)  # a growing batch: O(log tasks) replays
-            calls += 1
-            for i in range(out.index, min(out.index + batch, len(results))):
-                if results[i] is None:
-                    results[i] = run_subtree(plan.problem, plan.params, plan.tasks[i],
-                                             nodes, seconds)
-    return solve
+# --------------------------------------------------------------------------- checkpoints
 
 
-def ray_solver(trial: Trial, ray: Any, remote: Any, workers: int) -> Callable[..., SearchResult]:
-    """A solve call running the split's subtree tasks as Ray tasks.
+def plan_fingerprint(plan: SplitPlan, max_nodes: int | None) -> str:
+    """A digest of everything a saved subtree result depends on (hex, 32 chars)."""
+    text = json.dumps([plan.problem, sorted((k, repr(v)) for k, v in plan.params.items()),
+                       plan.depth, max_nodes, plan.tasks], separators=(",", ":"))
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
-    Tasks are submitted in order, at most ``WINDOW_PER_WORKER * workers`` in
-    flight, collected with ``ray.wait``; the driver combines after each
-    arrival. As soon as the combination is complete (in ``first`` mode: the
-    deciding task and every earlier one are done) the tasks still running are
-    cancelled. A task that crosses the node budget is run again with the
-    budget left. The time budget is one deadline for the trial: when it
-    passes, unfinished tasks are cancelled and counted as stopped with no
-    work (status ``time_limit``, counters not exact).
+
+def _encode(index: int, r: SearchResult) -> str:
+    return json.dumps({"i": index, "status": r.status.value, "nodes": r.nodes,
+                       "backtracks": r.backtracks, "dead_ends": r.dead_ends,
+                       "checks": r.checks, "solutions": r.solutions, "max_depth": r.max_depth,
+                       "solution": list(r.solution) if r.solution is not None else None,
+                       "all_solutions": r.extra.get("all_solutions")},
+                      separators=(",", ":")) + "\n"
+
+
+def _decode(line: dict[str, Any]) -> tuple[int, SearchResult]:
+    extra = {} if line["all_solutions"] is None else {"all_solutions": line["all_solutions"]}
+    sol = line["solution"]
+    return line["i"], SearchResult(Status(line["status"]), line["nodes"], line["backtracks"],
+                                   line["dead_ends"], line["checks"], line["solutions"],
+                                   line["max_depth"], tuple(sol) if sol is not None else None,
+                                   extra)
+
+
+class TrialCheckpoint:
+    """The saved subtree results of one split trial: an append-only JSON-lines file.
+
+    The first line is ``{"plan": <fingerprint>, "tasks": <count>}``; each
+    further line one finished task's result (a later line for the same task
+    wins: a re-run under the budget left). Lines are flushed as written, so a
+    killed driver loses at most the line it was writing, which the next read
+    drops (and cuts off before appending).
 
     Args:
-        trial: the trial (``trial.split`` set).
-        ray: the ``ray`` module, initialised.
-        remote: ``ray.remote(run_subtree)`` (options set by the caller).
-        workers: the workers of the cluster (for the window and ``auto``).
+        path: the file (its folder is created on the first write).
+        plan, max_nodes: the plan and the search's node budget; results
+            saved for another plan are discarded.
+    """
+
+    def __init__(self, path: Path, plan: SplitPlan, max_nodes: int | None):
+        self.path = path
+        self.fingerprint = plan_fingerprint(plan, max_nodes)
+        self.n_tasks = len(plan.tasks)
+        self._file = None
+        self.loaded: dict[int, SearchResult] = {}
+        self._good_bytes = 0
+        self._read()
+
+    def _read(self) -> None:
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return
+        good = 0
+        lines = data.split(b"\n")
+        for k, raw in enumerate(lines[:-1]):  # the part after the last newline is cut short
+            try:
+                line = json.loads(raw)
+                if k == 0:
+                    if line.get("plan") != self.fingerprint:
+                        return  # another plan: start over
+                else:
+                    i, r = _decode(line)
+                    if 0 <= i < self.n_tasks:
+                        self.loaded[i] = r
+            except (ValueError, KeyError, TypeError):
+                break
+            good += len(raw) + 1
+        self._good_bytes = good
+
+    def save(self, index: int, result: SearchResult) -> None:
+        """Append task ``index``'s result (not one stopped by the clock)."""
+        if result.status is Status.TIME_LIMIT:
+            return
+        if self._file is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self._good_bytes:
+                self._file = open(self.path, "r+b")
+                self._file.truncate(self._good_bytes)
+                self._file.seek(self._good_bytes)
+            else:
+                self._file = open(self.path, "wb")
+                self._file.write(json.dumps({"plan": self.fingerprint,
+                                             "tasks": self.n_tasks}).encode() + b"\n")
+        self._file.write(_encode(index, result).encode())
+        self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+class Checkpoints:
+    """The checkpoint folder of a results folder (``<folder>/.split``)."""
+
+    def __init__(self, folder: str | Path):
+        self.folder = Path(folder) / CHECKPOINT_DIR
+
+    def path(self, trial_id: str) -> Path:
+        return self.folder / f"{trial_id}.jsonl"
+
+    def open(self, trial_id: str, plan: SplitPlan, max_nodes: int | None) -> TrialCheckpoint:
+        return TrialCheckpoint(self.path(trial_id), plan, max_nodes)
+
+    def discard(self, trial_id: str) -> None:
+        """Delete a trial's checkpoint (its row is on disk)."""
+        try:
+            self.path(trial_id).unlink()
+        except FileNotFoundError:
+            pass
+        try:
+            self.folder.rmdir()  # only when empty
+        except OSError:
+            pass
+
+    def prune(self, keep: set[str] | None = None) -> int:
+        """Delete every checkpoint whose trial is not in ``keep`` (None: all); returns how many."""
+        if not self.folder.is_dir():
+            return 0
+        gone = 0
+        for f in self.folder.glob("*.jsonl"):
+            if keep is None or f.stem not in keep:
+                f.unlink()
+                gone += 1
+        try:
+            self.folder.rmdir()
+        except OSError:
+            pass
+        return gone
+
+
+# --------------------------------------------------------------------------- solving
+
+
+class _SplitState:
+    """One split trial in progress: the plan, the results so far, budgets, waste, checkpoint."""
+
+    def __init__(self, trial: Trial, columns, max_nodes, seed, workers: int,
+                 checkpoints: Optional[Checkpoints], progress: Optional[ProgressFn]):
+        params = split_params(trial.problem, columns, seed)
+        self.depth = resolve_depth(trial, params, workers)
+        self.plan = plan = plan_split(trial.problem, params, self.depth, max_nodes)
+        self.max_nodes = max_nodes
+        self.n = len(plan.tasks)
+        self.results: list[SearchResult | None] = [None] * self.n
+        self.wasted = 0
+        self.frontier = 0       # first task without a result
+        self.done_before = 0    # nodes of the tasks before the frontier
+        self.done = 0           # tasks with a result
+        self.placements = 0     # placements made by tasks in this run
+        self.t0 = time.perf_counter()
+        self.progress = progress
+        self.checkpoint = None
+        if checkpoints is not None:
+            self.checkpoint = checkpoints.open(trial.trial_id, plan, max_nodes)
+            for i, r in self.checkpoint.loaded.items():
+                self.results[i] = r
+            self.done = len(self.checkpoint.loaded)
+        self._advance()
+        self._report()
+
+    def _advance(self) -> None:
+        results = self.results
+        while self.frontier < self.n and results[self.frontier] is not None:
+            self.done_before += results[self.frontier].nodes  # type: ignore[union-attr]
+            self.frontier += 1
+
+    def _report(self) -> None:
+        if self.progress is not None:
+            self.progress(self.done, self.n, self.placements, time.perf_counter() - self.t0)
+
+    def budget(self, index: int) -> int | None:
+        """The node cap of task ``index`` now (0: not reachable within the budget)."""
+        return self.plan.task_budget(index, self.max_nodes,
+                                     self.done_before if index >= self.frontier else 0)
+
+    def skip_unreachable(self, index: int) -> bool:
+        """Mark task ``index`` as not needed when the budget runs out before it."""
+        if self.max_nodes is not None and self.budget(index) == 0:
+            self.results[index] = _NOT_REACHED
+            self.done += 1
+            self._advance()
+            return True
+        return False
+
+    def arrive(self, index: int, result: SearchResult) -> None:
+        if self.results[index] is None:
+            self.done += 1
+        self.results[index] = result
+        self.placements += result.nodes
+        if self.checkpoint is not None and result is not _NOT_REACHED:
+            self.checkpoint.save(index, result)
+        self._advance()
+        self._report()
+
+    def rerun(self, out: NeedRerun) -> None:
+        """Forget task ``out.index``'s result before running it again with the budget left."""
+        self.wasted += self.results[out.index].nodes  # type: ignore[union-attr]
+        self.results[out.index] = None
+        self.done -= 1
+        if out.index < self.frontier:
+            self.frontier = out.index
+            self.done_before = sum(r.nodes for r in self.results[:out.index])  # type: ignore[union-attr]
+
+    def finish(self, out: Combined) -> SearchResult:
+        self.wasted += sum(r.nodes for r in self.results[out.last_task + 1:] if r is not None)
+        self.close()
+        return _with_extra(out.result, split_depth=self.depth, split_tasks=self.n,
+                           wasted_nodes=self.wasted)
+
+    def time_out(self) -> None:
+        for i in range(self.n):
+            if self.results[i] is None:
+                self.results[i] = SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)
+
+    def close(self) -> None:
+        if self.checkpoint is not None:
+            self.checkpoint.close()
+
+
+def serial_solver(trial: Trial, checkpoints: Optional[Checkpoints] = None,
+                  progress: Optional[ProgressFn] = None) -> Callable[..., SearchResult]:
+    """A solve call for :func:`runner.execute.run_trial` running the split in this process.
+
+    Tasks run in order, each only when needed, under the cap of
+    :meth:`_SplitState.budget`; the result is saved to ``checkpoints`` when given.
     """
     def solve(columns, max_nodes, max_seconds, seed) -> SearchResult:
-        params = split_params(trial.problem, columns, seed)
-        depth = resolve_depth(trial, params, workers)
-        plan = plan_split(trial.problem, params, depth, max_nodes)
-        n_tasks = len(plan.tasks)
+        st = _SplitState(trial, columns, max_nodes, seed, 1, checkpoints, progress)
+        plan = st.plan
         deadline = None if max_seconds is None else time.perf_counter() + max_seconds
-        results: list[SearchResult | None] = [None] * n_tasks
-        pending: dict[Any, int] = {}
-        rerunning: set[int] = set()
-        window = WINDOW_PER_WORKER * max(1, workers)
-        next_task = 0
-        wasted = 0
-        frontier = combined_at = 0  # first task without a result; its value at the last replay
-        urgent = True                # an arrival that may decide (a solution, a budget stop)
-        out = None
         try:
+            calls = 0
             while True:
-                while frontier < n_tasks and results[frontier] is not None:
-                    frontier += 1
-                # The replay is linear in the events: run it when it can decide,
-                # or when the frontier has grown by half, so O(log tasks) times.
-                if (out is None or urgent or not pending or frontier == n_tasks
-                        or frontier - combined_at >= max(1, combined_at // 2)):
-                    out = combine(plan, results, max_nodes)
-                    combined_at, urgent = frontier, False
+                out = combine(plan, st.results, max_nodes)
                 if isinstance(out, Combined):
-                    wasted += sum(r.nodes for r in results[out.last_task + 1:] if r is not None)
-                    return _with_extra(out.result, split_depth=depth, split_tasks=n_tasks,
-                                       wasted_nodes=wasted)
+                    return st.finish(out)
                 seconds = None if deadline is None else deadline - time.perf_counter()
                 if seconds is not None and seconds <= 0:
-                    for i in range(n_tasks):
-                        if results[i] is None:
-                            results[i] = SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)
+                    st.time_out()
                     if isinstance(out, NeedRerun):
-                        results[out.index] = SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)
+                        st.results[out.index] = SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)
                     continue
-                if isinstance(out, NeedRerun) and out.index not in rerunning:
-                    # The budget ends inside this task: nothing after it is needed.
-                    for ref, i in list(pending.items()):
-                        if i > out.index:
-                            ray.cancel(ref, force=False)
-                            del pending[ref]
-                    next_task = n_tasks
-                    rerunning.add(out.index)
-                    wasted += results[out.index].nodes  # type: ignore[union-attr]
-                    results[out.index] = None
-                    pending[remote.remote(plan.problem, plan.params, plan.tasks[out.index],
-                                          out.max_nodes, seconds)] = out.index
-                while next_task < n_tasks and len(pending) < window:
-                    pending[remote.remote(plan.problem, plan.params, plan.tasks[next_task],
-                                          max_nodes, seconds)] = next_task
-                    next_task += 1
-                ready, _ = ray.wait(list(pending), num_returns=1, timeout=seconds)
-                for ref in ready:
-                    i = pending.pop(ref)
-                    results[i] = r = ray.get(ref)
-                    urgent |= r.solutions > 0 or r.status is not Status.EXHAUSTED
+                if isinstance(out, NeedRerun):
+                    st.rerun(out)
+                    st.arrive(out.index, run_subtree(plan.problem, plan.params,
+                                                     plan.tasks[out.index], out.max_nodes,
+                                                     seconds))
+                    continue
+                batch = 1 << min(calls, 30)  # a growing batch: O(log tasks) replays
+                calls += 1
+                for i in range(out.index, min(out.index + batch, st.n)):
+                    if st.results[i] is None and not st.skip_unreachable(i):
+                        st.arrive(i, run_subtree(plan.problem, plan.params, plan.tasks[i],
+                                                 st.budget(i), seconds))
         finally:
-            for ref in pending:
-                ray.cancel(ref, force=False)
+            st.close()
     return solve
 
 
-def run_split_trials(trials, ray: Any, workers: int, node_id: str | None = None):
-    """Run split trials one after the other on Ray; yield one row each."""
-    from .execute import run_trial
+class _Job:
+    """One split trial on Ray: its :class:`_SplitState`, what is in flight, its row when done."""
 
+    def __init__(self, trial: Trial, workers: int, checkpoints: Optional[Checkpoints],
+                 progress: Optional[ProgressFn]):
+        self.trial = trial
+        self.wall0 = time.perf_counter_ns()
+        cpu0 = time.process_time_ns()
+        self.deadline = (None if trial.budget_seconds is None
+                         else time.perf_counter() + trial.budget_seconds)
+        self.inflight: dict[int, Any] = {}  # task index -> Ray ref
+        self.next_task = 0                  # the next task to submit as speculation
+        self.rerunning: set[int] = set()
+        self.out: Any = None
+        self.replayed_at = -1               # the frontier at the last replay
+        self.urgent = False                 # a decisive result arrived since
+        self.result: SearchResult | None = None
+        self.error: BaseException | None = None
+        self.st: _SplitState | None = None
+        try:
+            self.st = _SplitState(trial, trial.columns, trial.budget_nodes, trial.solver_seed,
+                                  workers, checkpoints, progress)
+        except Exception as exc:  # noqa: BLE001 - becomes the trial's error row
+            self.error = exc
+        # count mode without a node budget: every task is needed, none is speculation
+        self.all_needed = (self.st is not None and not self.st.plan.first
+                           and trial.budget_nodes is None)
+        self.cpu_ns = time.process_time_ns() - cpu0
+
+    @property
+    def finished(self) -> bool:
+        return self.result is not None or self.error is not None
+
+    def replay(self, force: bool = False) -> None:
+        """Combine again when that may complete the trial.
+
+        The combination walks the results in order up to the first missing
+        one, so it can change only when that frontier moves; and it can end
+        there only at a decisive result (a solution, a stop), at the end of
+        the tasks, or at the node budget. Otherwise the frontier task is the
+        one it needs, without walking the events again.
+        """
+        st = self.st
+        if self.finished or st is None:
+            return
+        if not force:
+            if st.frontier <= self.replayed_at:
+                return
+            if not (self.urgent or st.frontier == st.n
+                    or (st.max_nodes is not None and st.budget(st.frontier) == 0)):
+                return
+        cpu0 = time.process_time_ns()
+        self.out = out = combine(st.plan, st.results, st.max_nodes)
+        self.replayed_at = st.frontier
+        self.urgent = False
+        if isinstance(out, Combined):
+            self.result = st.finish(out)
+        self.cpu_ns += time.process_time_ns() - cpu0
+
+    def seconds_left(self) -> float | None:
+        return None if self.deadline is None else self.deadline - time.perf_counter()
+
+    def time_out(self) -> None:
+        """The trial's time budget is spent: what is missing counts as stopped with no work."""
+        st = self.st
+        st.time_out()  # type: ignore[union-attr]
+        if isinstance(self.out, NeedRerun):
+            st.results[self.out.index] = SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)  # type: ignore[union-attr]
+        st._advance()  # type: ignore[union-attr]
+        self.replay(force=True)
+
+    def needed(self) -> tuple[int, int | None] | None:
+        """A task certainly needed and not in flight: (index, node cap), or None."""
+        st, out = self.st, self.out
+        if self.finished or st is None:
+            return None
+        if isinstance(out, NeedRerun):
+            if out.index in self.rerunning:
+                return None
+            # The budget ends inside this task: nothing after it is needed.
+            self.rerunning.add(out.index)
+            st.rerun(out)
+            self.next_task = st.n
+            self.replayed_at = -1  # its new result moves the frontier again
+            return out.index, out.max_nodes
+        if self.all_needed:
+            return self._next_unsubmitted()
+        i = st.frontier
+        if i < st.n and i not in self.inflight and st.results[i] is None:
+            if st.skip_unreachable(i):
+                return None
+            return i, st.budget(i)
+        return None
+
+    def speculative(self) -> tuple[int, int | None] | None:
+        """The next task after the frontier not yet run (it may turn out not needed)."""
+        if self.finished or self.st is None or isinstance(self.out, NeedRerun):
+            return None
+        return self._next_unsubmitted()
+
+    def _next_unsubmitted(self) -> tuple[int, int | None] | None:
+        st = self.st
+        while self.next_task < st.n:  # type: ignore[union-attr]
+            i = self.next_task
+            self.next_task += 1
+            if st.results[i] is None and i not in self.inflight:  # type: ignore[union-attr]
+                if st.skip_unreachable(i):  # type: ignore[union-attr]
+                    continue
+                return i, st.budget(i)  # type: ignore[union-attr]
+        return None
+
+    def row(self, node_id: str | None) -> dict[str, Any]:
+        """The trial's row (:func:`runner.execute.run_trial` checks the solution)."""
+        from .execute import run_trial
+
+        if self.st is not None:
+            self.st.close()
+        result, error = self.result, self.error
+
+        def solve(*_):
+            if error is not None:
+                raise error
+            return result
+
+        row = run_trial(self.trial, node_id, solve=solve)
+        row["wall_ns"] = time.perf_counter_ns() - self.wall0
+        row["cpu_ns"] = self.cpu_ns
+        return row
+
+
+def run_split_trials(trials, ray: Any, workers: int, node_id: str | None = None,
+                     checkpoints: Optional[Checkpoints] = None,
+                     progress: Optional[ProgressFn] = None):
+    """Run split trials on Ray, their subtree tasks spread over the workers; yield one row each.
+
+    Scheduling, in order of priority, while fewer than
+    ``WINDOW_PER_WORKER * workers`` tasks are in flight:
+
+    1. a task certainly needed by a trial already started, oldest trial
+       first: the first task without a result (the combination needs it) or
+       a task re-run with the budget left; in ``count`` mode without a node
+       budget, every task;
+    2. the first task of the next trial (a trial is planned when it starts);
+    3. only while a worker would otherwise be idle: the next task after the
+       first one without a result of the oldest trial (speculation: in
+       ``first`` mode or under a node budget it may turn out not needed, and
+       its work is then wasted).
+
+    So a sweep of many ``first``-mode trials keeps every worker on work that
+    counts, and a single trial still uses them all. When a trial's
+    combination is complete its tasks still running are cancelled and its
+    row is yielded (``wall_ns``: from its start to its end, sharing the
+    workers with the trials running beside it; ``cpu_ns``: the driver's CPU
+    time on its plan and combinations). A subtree task that fails (an
+    exception in the search) fails its trial: status ``error``, the message
+    in ``error``. The time budget is one deadline per trial; when it passes
+    the trial's unfinished tasks count as stopped with no work (status
+    ``time_limit``, counters not exact).
+
+    Args:
+        trials: the split trials (an iterable; read as trials start).
+        ray: the ``ray`` module, initialised.
+        workers: CPUs of the cluster (the window and ``split: auto``).
+        node_id: the driver's Ray node, for the rows.
+        checkpoints: where finished subtree results are saved and read back
+            (resume), or None.
+        progress: called after each finished task (:data:`ProgressFn`), with
+            the sums over the trials started so far.
+    """
     remote = ray.remote(num_cpus=1, max_retries=3)(run_subtree)
-    for trial in trials:
-        yield run_trial(trial, node_id, solve=ray_solver(trial, ray, remote, workers))
+    window = WINDOW_PER_WORKER * max(1, workers)
+    t0 = time.perf_counter()
+    seen: dict[int, tuple[int, int, int]] = {}  # per trial started: done, total, placements
+    keys = itertools.count()
+
+    def report(key: int, done: int, total: int, placements: int, _seconds: float) -> None:
+        """Sum over the trials started in this run (several run at once)."""
+        seen[key] = (done, total, placements)
+        if progress is not None:
+            progress(sum(v[0] for v in seen.values()), sum(v[1] for v in seen.values()),
+                     sum(v[2] for v in seen.values()), time.perf_counter() - t0)
+
+    stream = iter(trials)
+    more = True
+    jobs: list[_Job] = []
+    pending: dict[Any, tuple[_Job, int]] = {}
+
+    def submit(job: _Job, task: tuple[int, int | None]) -> None:
+        i, cap = task
+        plan = job.st.plan  # type: ignore[union-attr]
+        ref = remote.remote(plan.problem, plan.params, plan.tasks[i], cap, job.seconds_left())
+        pending[ref] = (job, i)
+        job.inflight[i] = ref
+
+    def drop(job: _Job) -> None:
+        for ref in job.inflight.values():
+            ray.cancel(ref, force=False)
+            pending.pop(ref, None)
+        job.inflight.clear()
+
+    try:
+        while True:
+            for job in list(jobs):
+                job.replay()
+                if job.finished:
+                    drop(job)
+                    jobs.remove(job)
+                    yield job.row(node_id)
+            while len(pending) < window:
+                task = None
+                for job in jobs:
+                    task = job.needed()
+                    if task is not None:
+                        submit(job, task)
+                        if task[0] in job.rerunning:  # nothing after it is needed
+                            for k in [k for k in job.inflight if k > task[0]]:
+                                ray.cancel(job.inflight[k], force=False)
+                                pending.pop(job.inflight.pop(k), None)
+                        break
+                if task is not None:
+                    continue
+                if more and len(jobs) < window:
+                    trial = next(stream, None)
+                    if trial is None:
+                        more = False
+                        continue
+                    key = next(keys)
+                    job = _Job(trial, workers, checkpoints,
+                               lambda *a, key=key: report(key, *a))
+                    jobs.append(job)
+                    job.replay(force=True)
+                    if job.finished:
+                        break  # yield its row first
+                    continue
+                if len(pending) < workers:
+                    for job in jobs:
+                        task = job.speculative()
+                        if task is not None:
+                            submit(job, task)
+                            break
+                if task is None:
+                    break
+            if not jobs and not more:
+                return
+            if any(job.finished for job in jobs):
+                continue
+            if not pending:
+                if any(j.st is not None and j.st.frontier > j.replayed_at for j in jobs):
+                    for job in jobs:
+                        job.replay(force=True)
+                    continue
+                raise RuntimeError("split runner: no task in flight and no trial can go on")
+            lefts = [s for s in (job.seconds_left() for job in jobs) if s is not None]
+            timeout = max(0.0, min(lefts)) if lefts else None
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=timeout)
+            for ref in ready:
+                job, i = pending.pop(ref)
+                job.inflight.pop(i, None)
+                try:
+                    r = ray.get(ref)
+                except Exception as exc:  # noqa: BLE001 - the subtree's search failed
+                    job.error = exc
+                    continue
+                job.st.arrive(i, r)  # type: ignore[union-attr]
+                job.urgent |= bool(r.solutions) or r.status is not Status.EXHAUSTED
+            for job in jobs:
+                left = job.seconds_left()
+                if left is not None and left <= 0 and not job.finished:
+                    job.time_out()
+    finally:
+        for ref in pending:
+            ray.cancel(ref, force=False)
+        for job in jobs:
+            if job.st is not None:
+                job.st.close()
 
 
-__all__ = ["SplitError", "check_split", "ray_solver", "resolve_depth", "run_split_trials",
-           "serial_solver", "split_params"]
+__all__ = ["CHECKPOINT_DIR", "Checkpoints", "SplitError", "TrialCheckpoint", "check_split",
+           "plan_fingerprint", "resolve_depth", "run_split_trials", "serial_solver",
+           "split_params"]

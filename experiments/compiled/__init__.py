@@ -3,6 +3,10 @@
 * :func:`solve_knights_compiled` -- the knight's tour of
   :func:`experiments.knights.solve_knights_tour`, with identical counters.
 * :func:`solve_queens_compiled` -- N-Queens by row-by-row backtracking on bit masks.
+* :func:`knights_subtree_compiled`, :func:`queens_subtree_compiled` -- one
+  subtree of those searches, below a given path, counted as the pure-Python
+  ``search_subtree`` functions count it (the subtree tasks of
+  :mod:`experiments.split`).
 * :func:`warm_up` -- compile or load the kernels before a timed call.
 
 Kernels are compiled once per process, on first use, and cached on disk
@@ -29,7 +33,8 @@ from ..core import Budget, Mode, SearchResult  # noqa: E402
 from ..knights import DEFAULT_MOVE_ORDER  # noqa: E402
 from . import knights_kernel, queens_kernel  # noqa: E402
 
-__all__ = ["CACHE_DIR", "KINDS", "solve_knights_compiled", "solve_queens_compiled", "warm_up"]
+__all__ = ["CACHE_DIR", "KINDS", "knights_subtree_compiled", "queens_subtree_compiled",
+           "solve_knights_compiled", "solve_queens_compiled", "warm_up"]
 
 #: The kernel families :func:`warm_up` knows.
 KINDS = ("knights", "queens")
@@ -157,3 +162,115 @@ def solve_queens_compiled(
     budget = Budget(max_nodes, max_seconds)
     compile_ns = warm_up("queens")
     return queens_kernel.run_queens(n, first, bool(unique), budget, {"compile_ns": compile_ns})
+
+
+def knights_subtree_compiled(
+    rows: int,
+    cols: int,
+    path: Sequence[int],
+    *,
+    mode: str | Mode = Mode.FIRST,
+    heuristic: str = "none",
+    tie_break: str = "move_order",
+    move_order: Sequence[Sequence[int]] = DEFAULT_MOVE_ORDER,
+    closed: bool = False,
+    max_nodes: int | None = None,
+    max_seconds: float | None = None,
+    seed: int = 0,
+) -> SearchResult:
+    """The subtree of one placement of the knight's-tour search, compiled.
+
+    Counts exactly as :func:`experiments.knights.search_subtree`: ``path`` runs
+    from the start square down to the subtree's root (``path[-1]``, at depth
+    ``len(path)``); the result is what placing the root adds to the counters
+    of the whole search (the root and everything below it; the root is a
+    backtrack when its subtree holds no reported tour). A node budget counts
+    the subtree's placements only. ``path`` of length 1 is the whole search
+    (:func:`solve_knights_compiled`).
+
+    Args:
+        rows, cols: board size, each >= 1.
+        path: square indices ``row * cols + col``, length 1..rows*cols,
+            distinct, each a knight's move (of ``move_order``) from the one before.
+        mode, heuristic, tie_break, move_order, closed, max_nodes, max_seconds,
+        seed: as :func:`solve_knights_compiled` (the ``random`` tie-break's
+            stream starts afresh at ``seed`` in the subtree, so it does not
+            reproduce the whole search's draws).
+
+    Returns:
+        A :class:`SearchResult`; ``solution``, the first tour found below,
+        starts with ``path``.
+
+    Raises:
+        ValueError: a bad board, path, mode, heuristic, tie-break, move order
+            or budget.
+    """
+    path = tuple(operator.index(sq) for sq in path)
+    if not path:
+        raise ValueError("a subtree needs a path of at least one placement")
+    size = rows * cols if rows >= 1 and cols >= 1 else 0
+    if any(not 0 <= sq < size for sq in path):
+        raise ValueError(f"every square of the path must be in 0..{size - 1} on a {rows} x "
+                         f"{cols} board, got {list(path)}")
+    start = divmod(path[-1], cols)
+    root_sq, moves, first = knights_kernel.check_arguments(
+        rows, cols, start, mode, heuristic, tie_break, move_order)
+    if len(set(path)) != len(path):
+        raise ValueError(f"the path visits a square twice: {list(path)}")
+    steps = {tuple(m) for m in moves}
+    for a, b in zip(path, path[1:]):
+        (ra, ca), (rb, cb) = divmod(a, cols), divmod(b, cols)
+        if (rb - ra, cb - ca) not in steps:
+            raise ValueError(f"squares {a} and {b} of the path are not a knight's move apart")
+    budget = Budget(max_nodes, max_seconds)
+    compile_ns = warm_up("knights")
+    return knights_kernel.run_knights(rows, cols, root_sq, moves, heuristic, tie_break, first,
+                                      bool(closed), budget, seed, {"compile_ns": compile_ns},
+                                      prefix=path[:-1])
+
+
+def queens_subtree_compiled(
+    n: int,
+    prefix: Sequence[int],
+    mode: str | Mode = Mode.FIRST,
+    unique: bool = False,
+    max_nodes: int | None = None,
+    max_seconds: float | None = None,
+) -> SearchResult:
+    """The subtree of one queen of the bit-mask N-Queens search, compiled.
+
+    Counts exactly as :func:`experiments.queens.search_subtree`: ``prefix``
+    holds the columns of rows 0..d-1; the queens of rows 0..d-2 are on the
+    board and ``prefix[-1]`` roots the subtree. ``nodes`` counts the root and
+    every queen below it, ``checks`` the squares tested in rows d.., the root
+    is a backtrack when its subtree holds no solution and a dead end when row
+    d has no safe square. An empty prefix is the whole search
+    (:func:`solve_queens_compiled`).
+
+    Args:
+        n: board size, 1 <= n <= 64.
+        prefix: 0..n columns, each in 0..n-1, a safe partial placement.
+        mode, unique, max_nodes, max_seconds: as :func:`solve_queens_compiled`
+            (the node budget counts the subtree's queens).
+
+    Returns:
+        A :class:`SearchResult`; ``solution`` is the first complete placement below.
+
+    Raises:
+        ValueError: n outside 1..64, a prefix longer than n, off the board or
+            not safe, an unknown mode, ``unique`` outside ``count`` mode, a bad budget.
+    """
+    n = operator.index(n)
+    if not 1 <= n <= queens_kernel.MAX_N:
+        raise ValueError(f"n must be between 1 and {queens_kernel.MAX_N} for the compiled "
+                         f"N-Queens kernel, got {n}")
+    prefix = tuple(operator.index(c) for c in prefix)
+    if len(prefix) > n or any(not 0 <= c < n for c in prefix):
+        raise ValueError(f"prefix must hold at most {n} columns in 0..{n - 1}, got {list(prefix)}")
+    first = Mode(mode) is Mode.FIRST
+    if unique and first:
+        raise ValueError("unique counting needs mode='count'")
+    budget = Budget(max_nodes, max_seconds)
+    compile_ns = warm_up("queens")
+    return queens_kernel.run_queens(n, first, bool(unique), budget, {"compile_ns": compile_ns},
+                                    prefix=prefix)

@@ -52,8 +52,8 @@ _TIE_CODE = {"move_order": 0, "random": 1, "pohl": 2, "roth": 3}
 
 
 # Indices into the int64 parameter array.
-P_HEURISTIC, P_TIE, P_FIRST, P_CLOSED, P_START, P_CAP, P_PAUSE_MASK, P_MAXD2 = range(8)
-N_PARAMS = 8
+P_HEURISTIC, P_TIE, P_FIRST, P_CLOSED, P_START, P_CAP, P_PAUSE_MASK, P_MAXD2, P_BASE = range(9)
+N_PARAMS = 9
 
 # Indices into the int64 state array (the counters and the resume point).
 (S_NODES, S_BACKTRACKS, S_DEAD_ENDS, S_CHECKS, S_SOLUTIONS, S_MAX_DEPTH, S_DEPTH, S_SQ,
@@ -113,7 +113,9 @@ def knights_run(nbr, count, dist2, params, state, rng, visited, path, frames, fo
     Args:
         nbr, count, dist2: the board geometry (:func:`build_geometry`).
         params: int64 (N_PARAMS,): heuristic, tie-break, first, closed, start
-            square, node cap, pause mask, largest ``dist2``.
+            square, node cap, pause mask, largest ``dist2``, base depth (the
+            prefix already on the board; the search ends when the path is
+            back to it: 0 for the whole search).
         state: int64 (N_STATE,): the counters, the path length and the
             square to place next; updated in place.
         rng: uint64 (1,): the SplitMix64 state of the random tie-break.
@@ -135,6 +137,7 @@ def knights_run(nbr, count, dist2, params, state, rng, visited, path, frames, fo
     cap = params[P_CAP]
     pause_mask = params[P_PAUSE_MASK]
     maxd2 = params[P_MAXD2]
+    base = params[P_BASE]
     nodes = state[S_NODES]
     backtracks = state[S_BACKTRACKS]
     dead_ends = state[S_DEAD_ENDS]
@@ -265,11 +268,11 @@ def knights_run(nbr, count, dist2, params, state, rng, visited, path, frames, fo
             depth -= 1
             if leaf_found == 0:
                 backtracks += 1
-            if depth == 0:
-                break  # the start square itself was a leaf
+            if depth == base:
+                break  # the root square itself was a leaf
             found[np.uint64(depth - 1)] += leaf_found
         # -- the next child to place, undoing exhausted frames --
-        while depth > 0:
+        while depth > base:
             top = np.uint64(depth - 1)
             i = frames[top, F_NEXT]
             if i < frames[top, F_COUNT]:
@@ -281,9 +284,9 @@ def knights_run(nbr, count, dist2, params, state, rng, visited, path, frames, fo
             visited[path[np.uint64(depth)]] = 0
             if f == 0:
                 backtracks += 1
-            if depth > 0:
+            if depth > base:
                 found[np.uint64(depth - 1)] += f
-        if depth == 0:
+        if depth == base:
             break  # the whole tree is walked
     state[S_NODES] = nodes
     state[S_BACKTRACKS] = backtracks
@@ -321,22 +324,33 @@ def geometry(rows: int, cols: int, moves: tuple) -> tuple[np.ndarray, ...]:
 
 def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: str,
                 tie_break: str, first: bool, closed: bool, budget: Budget,
-                seed: int, extra: dict | None = None) -> SearchResult:
-    """Run the kernel to the end (in chunks under a time limit); arguments already checked."""
+                seed: int, extra: dict | None = None,
+                prefix: tuple[int, ...] = ()) -> SearchResult:
+    """Run the kernel to the end (in chunks under a time limit); arguments already checked.
+
+    ``prefix`` (squares already on the board, from the start square on) makes
+    it the subtree of ``start_sq`` placed after them, counted as
+    :func:`experiments.knights.search_subtree` counts it; empty: the whole
+    search from ``start_sq``.
+    """
     nbr, count, dist2, maxd2 = geometry(rows, cols, moves)
     size = rows * cols
     timed = budget.max_seconds is not None
     params = np.array([_HEURISTIC_CODE[heuristic], _TIE_CODE[tie_break], int(first),
-                       int(closed), start_sq, budget.node_cap,
-                       PAUSE_EVERY - 1 if timed else -1, maxd2], dtype=np.int64)
+                       int(closed), prefix[0] if prefix else start_sq, budget.node_cap,
+                       PAUSE_EVERY - 1 if timed else -1, maxd2, len(prefix)], dtype=np.int64)
     state = np.zeros(N_STATE, np.int64)
     state[S_SQ] = start_sq
+    state[S_DEPTH] = len(prefix)
     rng = np.array([seed & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64)
     visited = np.zeros(size, np.uint8)
     path = np.zeros(size, np.uint32)
     frames = np.zeros((size, N_FRAME), np.uint32)
     found = np.zeros(size, np.int64)
     tour = np.zeros(size, np.int32)
+    for i, sq in enumerate(prefix):
+        visited[sq] = 1
+        path[i] = sq
     status = drive(knights_run, (nbr, count, dist2, params, state, rng, visited, path, frames,
                                  found, tour), budget)
     solution = tuple(tour.tolist()) if state[S_HAVE_TOUR] else None

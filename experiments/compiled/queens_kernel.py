@@ -60,8 +60,8 @@ MAX_N = 64
 PAUSE_EVERY = 1 << 17
 
 
-P_N, P_FIRST, P_UNIQUE, P_CAP, P_PAUSE_MASK = range(5)
-N_PARAMS = 5
+P_N, P_FIRST, P_UNIQUE, P_CAP, P_PAUSE_MASK, P_BASE, P_SUBTREE = range(7)
+N_PARAMS = 7
 (S_NODES, S_BACKTRACKS, S_DEAD_ENDS, S_CHECKS, S_SOLUTIONS, S_MAX_DEPTH, S_ROW,
  S_CANONICAL, S_HAVE_SOLUTION) = range(9)
 N_STATE = 9
@@ -113,7 +113,10 @@ def queens_run(params, state, avail, tried, attacked, left, right, place, found,
     """Run (or resume) the row-by-row search; return a status code.
 
     Args:
-        params: int64 (N_PARAMS,): n, first, unique, node cap, pause mask.
+        params: int64 (N_PARAMS,): n, first, unique, node cap, pause mask, base
+            row, subtree flag. The search ends when row ``base`` has no
+            column left; for a subtree (flag 1) the squares tested in row
+            ``base`` belong to the parent and are not counted.
         state: int64 (N_STATE,): counters and the current row; updated in place.
         avail: uint64 (n,): safe columns of each row not yet tried.
         tried: int64 (n,): next column of each row to test.
@@ -131,6 +134,8 @@ def queens_run(params, state, avail, tried, attacked, left, right, place, found,
     unique = params[P_UNIQUE] != 0
     cap = params[P_CAP]
     pause_mask = params[P_PAUSE_MASK]
+    base = params[P_BASE]
+    subtree = params[P_SUBTREE] != 0
     full = (~_ZERO) >> np.uint64(64 - n)
     last = n - 1
     nodes = state[S_NODES]
@@ -201,9 +206,11 @@ def queens_run(params, state, avail, tried, attacked, left, right, place, found,
             found[urow] = 0
             continue
         # every column of this row is tried: take back the queen of the row above
+        if row == base and subtree:
+            break
         checks += n - tried[urow]
         tried[urow] = n
-        if row == 0:
+        if row == base:
             break
         below = found[urow]
         row -= 1
@@ -225,15 +232,24 @@ def queens_run(params, state, avail, tried, attacked, left, right, place, found,
 
 
 def run_queens(n: int, first: bool, unique: bool, budget: Budget,
-               extra: dict | None = None) -> SearchResult:
-    """Run the kernel to the end (in chunks under a time limit); arguments already checked."""
+               extra: dict | None = None, prefix: tuple[int, ...] = ()) -> SearchResult:
+    """Run the kernel to the end (in chunks under a time limit); arguments already checked.
+
+    ``prefix`` (columns of rows 0..d-1, d >= 1) makes it the subtree of the
+    queen ``prefix[-1]`` in row d - 1, counted as
+    :func:`experiments.queens.search_subtree` counts it; empty: the whole search.
+
+    Raises:
+        ValueError: a prefix that is not a safe partial placement.
+    """
     timed = budget.max_seconds is not None
+    base = max(len(prefix) - 1, 0)
     params = np.array([n, int(first), int(unique), budget.node_cap,
-                       PAUSE_EVERY - 1 if timed else -1], dtype=np.int64)
+                       PAUSE_EVERY - 1 if timed else -1, base, int(bool(prefix))],
+                      dtype=np.int64)
     state = np.zeros(N_STATE, np.int64)
     full = (1 << n) - 1
     avail = np.zeros(n, np.uint64)
-    avail[0] = full
     tried = np.zeros(n, np.int64)
     attacked = np.zeros(n, np.uint64)
     left = np.zeros(n, np.uint64)
@@ -242,6 +258,21 @@ def run_queens(n: int, first: bool, unique: bool, budget: Budget,
     found = np.zeros(n, np.int64)
     best = np.zeros(n, np.int64)
     scratch = np.zeros((2, n), np.int64)
+    if not prefix:
+        avail[0] = full
+    else:
+        cols = ldiag = rdiag = 0
+        for row, col in enumerate(prefix):
+            bit = 1 << col
+            if (cols | ldiag | rdiag) & bit:
+                raise ValueError(f"prefix {list(prefix)} is not a safe placement: the queen of "
+                                 f"row {row} is attacked")
+            attacked[row], left[row], right[row] = cols, ldiag, rdiag
+            place[row] = col
+            cols, ldiag, rdiag = cols | bit, ((ldiag | bit) << 1) & full, (rdiag | bit) >> 1
+        avail[base] = 1 << prefix[-1]
+        tried[base] = prefix[-1] + 1  # the tests of the root's own row belong to the parent
+        state[S_ROW] = base
     status = drive(queens_run, (params, state, avail, tried, attacked, left, right, place,
                                 found, best, scratch), budget)
     solution = tuple(best.tolist()) if state[S_HAVE_SOLUTION] else None
