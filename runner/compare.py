@@ -22,7 +22,8 @@ IGNORED = frozenset({"run_id", "wall_ns", "cpu_ns", "btlab_version", "git_commit
                      "compile_ns", "error",
                      # how a split trial was run, not what it found (wasted_nodes
                      # depends on scheduling)
-                     "split_depth", "split_tasks", "wasted_nodes"})
+                     "split_depth", "split_tasks", "wasted_nodes",
+                     "split_resumed"})
 
 
 @dataclass

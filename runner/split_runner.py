@@ -7,10 +7,11 @@ split depth, the subtrees below it run as Ray tasks (on the trial's engine:
 results in order into exactly the counters, status and solution of the
 unsplit search. The row has the same columns as an unsplit trial's (and the
 same ``trial_id``: the split does not enter it), plus ``split_depth``,
-``split_tasks`` and ``wasted_nodes`` (placements made in tasks whose results
+``split_tasks``, ``wasted_nodes`` (placements made in tasks whose results
 were not needed: tasks after the deciding one in ``first`` mode or after a
 budget stop, and the first run of a task re-run with the budget left; tasks
-cancelled while running are not counted).
+cancelled while running are not counted) and ``split_resumed`` (subtree
+results read back from the checkpoint of an interrupted run).
 
 ``wall_ns`` is the wall time of the whole split trial (plan, tasks, combine);
 ``cpu_ns`` is the driver's CPU time only.
@@ -280,11 +281,12 @@ class _SplitState:
         self.t0 = time.perf_counter()
         self.progress = progress
         self.checkpoint = None
+        self.resumed = 0        # results read back from the checkpoint
         if checkpoints is not None:
             self.checkpoint = checkpoints.open(trial.trial_id, plan, max_nodes)
             for i, r in self.checkpoint.loaded.items():
                 self.results[i] = r
-            self.done = len(self.checkpoint.loaded)
+            self.done = self.resumed = len(self.checkpoint.loaded)
         self._advance()
         self._report()
 
@@ -335,7 +337,7 @@ class _SplitState:
         self.wasted += sum(r.nodes for r in self.results[out.last_task + 1:] if r is not None)
         self.close()
         return _with_extra(out.result, split_depth=self.depth, split_tasks=self.n,
-                           wasted_nodes=self.wasted)
+                           wasted_nodes=self.wasted, split_resumed=self.resumed)
 
     def time_out(self) -> None:
         for i in range(self.n):

@@ -1,0 +1,315 @@
+"""Split trials beyond the serial reference: compiled subtree tasks, Ray, checkpoints, resume.
+
+* The compiled subtree kernels count every subtree exactly as the pure-Python
+  ``search_subtree`` functions do (every task of small searches, under
+  budgets, every heuristic and tie-break that can be split).
+* Split trials through the runner (serial and Ray, several trials side by
+  side) give exactly the unsplit counters, status and solution.
+* Finished subtrees are saved as they arrive and read back on resume: an
+  interrupted split trial does not run them again.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pandas as pd
+import pytest
+
+from experiments.compiled import (knights_subtree_compiled, queens_subtree_compiled,
+                                  solve_knights_compiled, solve_queens_compiled)
+from experiments.core import Budget, SearchResult, Status
+from experiments.knights import KnightBoard, make_orderer
+from experiments.knights import search_subtree as knights_subtree
+from experiments.queens import search_subtree as queens_subtree
+from experiments.split import plan_split, solve_split
+from runner import split_runner
+from runner.cli import main
+from runner.config import iter_trials, load_config
+from runner.split_runner import Checkpoints, TrialCheckpoint, run_split_trials, serial_solver
+
+COUNTERS = ["status", "nodes", "backtracks", "dead_ends", "checks", "solutions", "max_depth"]
+
+
+def same(a: SearchResult, b: SearchResult) -> None:
+    assert a.counters() == b.counters()
+    assert a.solution == b.solution
+    assert a.extra.get("all_solutions") == b.extra.get("all_solutions")
+
+
+# --------------------------------------------------------------------------- compiled subtrees
+
+
+@pytest.mark.parametrize("n", range(1, 9))
+@pytest.mark.parametrize("mode, unique", [("count", False), ("count", True), ("first", False)])
+def test_compiled_queens_subtrees_equal_python(n, mode, unique):
+    first = mode == "first"
+    same(queens_subtree_compiled(n, (), mode, unique), queens_subtree(n, (), first=first,
+                                                                      unique=unique))
+    for depth in range(1, n + 1):
+        for path in plan_split("n_queens", {"n": n, "mode": mode, "unique": unique},
+                               depth).tasks:
+            for cap in (None, 1, 5):
+                same(queens_subtree_compiled(n, path, mode, unique, max_nodes=cap),
+                     queens_subtree(n, path, first=first, unique=unique,
+                                    budget=Budget(cap, None)))
+
+
+@pytest.mark.parametrize("heuristic, tie_break", [
+    ("none", "move_order"), ("warnsdorff", "move_order"), ("warnsdorff", "pohl"),
+    ("warnsdorff", "roth"), ("static_degree", "roth"), ("static_degree", "pohl")])
+@pytest.mark.parametrize("mode, closed", [("count", False), ("count", True), ("first", False)])
+def test_compiled_knights_subtrees_equal_python(heuristic, tie_break, mode, closed):
+    for rows, cols, start in ((5, 5, (0, 0)), (5, 5, (1, 2)), (3, 4, (0, 0))):
+        board = KnightBoard(rows, cols)
+        order = make_orderer(board, heuristic, tie_break, 0)
+        for depth in (1, 3, 6):
+            params = {"rows": rows, "cols": cols, "start": start, "heuristic": heuristic,
+                      "tie_break": tie_break, "mode": mode, "closed": closed}
+            for path in plan_split("knights_tour", params, depth).tasks:
+                for cap in (None, 1, 9, 400):
+                    same(knights_subtree_compiled(rows, cols, path, mode=mode,
+                                                  heuristic=heuristic, tie_break=tie_break,
+                                                  closed=closed, max_nodes=cap),
+                         knights_subtree(board, order, path, mode == "first", closed,
+                                         Budget(cap, None), "iterative"))
+
+
+def test_compiled_whole_tree_subtree_is_the_whole_search():
+    same(knights_subtree_compiled(5, 5, (0,), mode="count"),
+         solve_knights_compiled(5, 5, (0, 0), mode="count"))
+    assert knights_subtree_compiled(5, 5, (0,), mode="count").solutions == 304  # OEIS A165134
+    same(queens_subtree_compiled(10, (), "count"), solve_queens_compiled(10, "count"))
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: knights_subtree_compiled(5, 5, ()), "at least one placement"),
+    (lambda: knights_subtree_compiled(5, 5, (0, 1)), "not a knight's move"),
+    (lambda: knights_subtree_compiled(5, 5, (0, 7, 0)), "twice"),
+    (lambda: knights_subtree_compiled(5, 5, (0, 25)), "in 0..24"),
+    (lambda: queens_subtree_compiled(8, (0, 1)), "not a safe placement"),
+    (lambda: queens_subtree_compiled(8, (0, 8)), "columns in 0..7"),
+    (lambda: queens_subtree_compiled(4, (0, 2, 4, 1, 3)), "at most 4"),
+    (lambda: queens_subtree_compiled(8, (0,), "first", unique=True), "unique"),
+])
+def test_compiled_subtrees_refuse_bad_paths(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+@pytest.mark.parametrize("col", [0, 3])
+def test_compiled_split_8x8_first_row_budget_equals_unsplit(col):
+    """Plain DFS 8 x 8 at a budget of 10^7: the split, capped compiled tasks, the unsplit kernel."""
+    params = {"rows": 8, "cols": 8, "start": (0, col), "engine": "compiled",
+              "strategy": "iterative"}
+    seq = solve_knights_compiled(8, 8, (0, col), max_nodes=10**7)
+    for depth in (0, 4, 7):
+        same(solve_split("knights_tour", params, depth, max_nodes=10**7), seq)
+
+
+def test_compiled_split_queens_count_and_first():
+    for n, depth in ((12, 3), (13, 2)):
+        same(solve_split("n_queens", {"n": n, "mode": "count", "engine": "compiled",
+                                      "strategy": "bitmask"}, depth),
+             solve_queens_compiled(n, "count"))
+    for n in (16, 20):
+        same(solve_split("n_queens", {"n": n, "mode": "first", "engine": "compiled"}, 4),
+             solve_queens_compiled(n, "first"))
+
+
+# --------------------------------------------------------------------------- task budgets
+
+
+def test_task_budget_is_the_budget_less_what_comes_before():
+    plan = plan_split("n_queens", {"n": 6, "mode": "count"}, 2)
+    assert plan.top_before[0] == 1 and list(plan.top_before) == sorted(plan.top_before)
+    assert plan.task_budget(0, None) is None
+    assert plan.task_budget(0, 100) == 99
+    assert plan.task_budget(len(plan.tasks) - 1, 100, done_before=95) == max(
+        0, 100 - plan.top_before[-1] - 95)
+    assert plan.task_budget(0, 1, done_before=5) == 0
+
+
+# --------------------------------------------------------------------------- runner
+
+
+def write_config(tmp_path, text):
+    path = tmp_path / "split.yaml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+KNIGHTS_SPLIT = """\
+    name: knights-split
+    problem: knights_tour
+    fixed: {board: [8, 8], heuristic: none, mode: first, engine: compiled, strategy: iterative}
+    matrix:
+      start: [[0, 0], [0, 1], [0, 4], [2, 2], [5, 4], [7, 7]]
+    split: {depth: 4}
+    budget: {nodes: 3000000}
+"""
+
+
+def unsplit_counters(df: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for r in df.itertuples():
+        res = solve_knights_compiled(8, 8, (r.start_row, r.start_col), max_nodes=r.budget_nodes)
+        rows.append({"trial_id": r.trial_id, **res.counters(),
+                     "solution": list(res.solution) if res.solution else None})
+    return pd.DataFrame(rows).set_index("trial_id")
+
+
+def check_against_unsplit(df: pd.DataFrame) -> None:
+    ref = unsplit_counters(df)
+    got = df.set_index("trial_id")
+    for col in COUNTERS:
+        assert (got[col] == ref.loc[got.index, col]).all(), col
+    for tid, sol in got["solution"].items():
+        want = ref.loc[tid, "solution"]
+        assert (sol is None and want is None) or list(sol) == list(want)
+
+
+def test_split_sweep_on_ray_runs_trials_side_by_side_with_exact_counters(tmp_path,
+                                                                          ray_session):
+    """Six first-mode trials under a node budget of 3 x 10^6: exact rows, (5, 4) solved."""
+    cfg = write_config(tmp_path, KNIGHTS_SPLIT)
+    out = tmp_path / "r"
+    assert main(["run", str(cfg), "--out", str(out), "--quiet"]) == 0
+    df = pd.read_parquet(out)
+    assert len(df) == 6
+    solved = df[df["status"] == "solved"]
+    # plain move order finds its first tour from (5, 4) at placement 2,252,173
+    assert list(zip(solved["start_row"], solved["start_col"])) == [(5, 4)]
+    assert solved["nodes"].iloc[0] == 2_252_173
+    check_against_unsplit(df)
+    assert (df["split_depth"] == 4).all() and (df["split_tasks"] > 1).all()
+    assert (df["wasted_nodes"] >= 0).all() and (df["split_resumed"] == 0).all()
+    assert not (out / ".split").exists()   # checkpoints go once their rows are on disk
+
+
+def test_split_count_trials_on_ray_equal_oeis(tmp_path, ray_session):
+    cfg = write_config(tmp_path, """\
+        name: queens-split
+        problem: n_queens
+        fixed: {mode: count, strategy: bitmask, engine: compiled}
+        matrix: {n: [1, 4, 8, 11, 12]}
+        include:
+          - {n: 9, unique: true}
+          - {n: 10, strategy: recursive, engine: python}
+        split: auto
+    """)
+    out = tmp_path / "r"
+    assert main(["run", str(cfg), "--out", str(out), "--quiet"]) == 0
+    df = pd.read_parquet(out).set_index("n")
+    a000170 = {1: 1, 4: 2, 8: 92, 11: 2680, 12: 14200}
+    for n, count in a000170.items():
+        assert df.loc[n, "solutions"] == count
+        assert df.loc[n, "nodes"] == solve_queens_compiled(n, "count").nodes
+    assert df.loc[9, "solutions"] == 46 and df.loc[9, "all_solutions"] == 352  # A002562
+    assert df.loc[10, "solutions"] == 724 and df.loc[10, "engine"] == "python"
+    assert df.loc[10, "nodes"] == 35_538 and df.loc[10, "split_tasks"] >= 32
+    assert df.loc[12, "checks"] == 10_103_868 and df.loc[12, "wasted_nodes"] == 0
+
+
+def test_serial_backend_split_with_compiled_tasks(tmp_path):
+    cfg = write_config(tmp_path, KNIGHTS_SPLIT)
+    out = tmp_path / "r"
+    assert main(["run", str(cfg), "--out", str(out), "--backend", "serial", "--quiet"]) == 0
+    df = pd.read_parquet(out)
+    check_against_unsplit(df)
+    assert (df["wasted_nodes"] == 0).all()  # the serial reference runs each task when needed
+
+
+# --------------------------------------------------------------------------- checkpoints
+
+
+def test_checkpoint_round_trip_torn_line_and_other_plan(tmp_path):
+    plan = plan_split("n_queens", {"n": 6, "mode": "count"}, 2)
+    path = tmp_path / "t.jsonl"
+    cp = TrialCheckpoint(path, plan, None)
+    r0 = SearchResult(Status.EXHAUSTED, 5, 4, 1, 30, 1, 6, (1, 3, 5, 0, 2, 4),
+                      {"all_solutions": 1})
+    r1 = SearchResult(Status.NODE_LIMIT, 7, 2, 0, 11, 0, 4)
+    cp.save(0, r0)
+    cp.save(3, r1)
+    cp.save(4, SearchResult(Status.TIME_LIMIT, 9, 0, 0, 0, 0, 3))  # clock-dependent: not saved
+    cp.close()
+    again = TrialCheckpoint(path, plan, None)
+    assert again.loaded == {0: r0, 3: r1}
+    # a kill in the middle of a line: the torn line is dropped, and cut off before appending
+    with open(path, "ab") as f:
+        f.write(b'{"i": 5, "status": "exhau')
+    torn = TrialCheckpoint(path, plan, None)
+    assert torn.loaded == {0: r0, 3: r1}
+    torn.save(6, r1)
+    torn.close()
+    assert TrialCheckpoint(path, plan, None).loaded == {0: r0, 3: r1, 6: r1}
+    assert all(json.loads(line) for line in path.read_text().splitlines())
+    # another budget (or depth, or parameters) is another plan: nothing is reused
+    assert TrialCheckpoint(path, plan, 1000).loaded == {}
+    assert TrialCheckpoint(path, plan_split("n_queens", {"n": 6, "mode": "count"}, 3),
+                           None).loaded == {}
+
+
+def test_interrupted_split_trial_resumes_without_rerunning_finished_subtrees(tmp_path,
+                                                                             monkeypatch):
+    cfg = write_config(tmp_path, """\
+        name: queens-resume
+        problem: n_queens
+        fixed: {n: 10, mode: count, strategy: bitmask, engine: compiled}
+        split: {depth: 3}
+    """)
+    trial = next(iter_trials(load_config(cfg)))
+    checkpoints = Checkpoints(tmp_path / "r")
+    calls = []
+    real = split_runner.run_subtree
+
+    def counting(*args):
+        calls.append(args[2])
+        return real(*args)
+
+    monkeypatch.setattr(split_runner, "run_subtree", counting)
+
+    def interrupt_after_40(done, total, placements, seconds):
+        if done >= 40:
+            raise KeyboardInterrupt
+
+    solve = serial_solver(trial, checkpoints, interrupt_after_40)
+    with pytest.raises(KeyboardInterrupt):
+        solve(trial.columns, None, None, trial.solver_seed)
+    assert len(calls) == 40
+    saved = checkpoints.path(trial.trial_id)
+    assert len(saved.read_text().splitlines()) == 1 + 40
+    first_run = set(calls)
+    calls.clear()
+    result = serial_solver(trial, checkpoints)(trial.columns, None, None, trial.solver_seed)
+    assert not first_run & set(calls)            # no finished subtree ran again
+    assert result.extra["split_resumed"] == 40
+    assert len(first_run) + len(calls) == result.extra["split_tasks"]
+    same(SearchResult(result.status, result.nodes, result.backtracks, result.dead_ends,
+                      result.checks, result.solutions, result.max_depth, result.solution),
+         solve_queens_compiled(10, "count"))
+
+
+def test_fresh_and_finished_trials_prune_checkpoints(tmp_path, capsys):
+    cfg = write_config(tmp_path, """\
+        name: queens-prune
+        problem: n_queens
+        fixed: {mode: count, strategy: bitmask, engine: compiled}
+        matrix: {n: [6, 7]}
+        split: {depth: 2}
+    """)
+    out = tmp_path / "r"
+    assert main(["run", str(cfg), "--out", str(out), "--backend", "serial", "--quiet"]) == 0
+    stale = out / ".split" / "0123456789abcdef.jsonl"   # a trial no longer in the config
+    stale.parent.mkdir()
+    stale.write_text('{"plan": "x", "tasks": 1}\n')
+    assert main(["run", str(cfg), "--out", str(out), "--backend", "serial", "--quiet"]) == 0
+    assert not stale.exists()
+    kept = Checkpoints(out).path(next(iter_trials(load_config(cfg))).trial_id)
+    kept.parent.mkdir()
+    kept.write_text('{"plan": "x", "tasks": 1}\n')
+    assert main(["run", str(cfg), "--out", str(out), "--backend", "serial", "--quiet",
+                 "--fresh"]) == 0
+    assert not kept.exists()
