@@ -712,3 +712,42 @@ def test_results_stay_under_the_named_folder(tmp_path, monkeypatch):
     meta = json.loads(pq.read_schema(part_files(tmp_path / "results" / "good")[0])
                       .metadata[b"btlab.config"])
     assert meta["name"] == "good"
+
+
+def test_killed_driver_resumes_a_split_trial_without_redoing_finished_subtrees(tmp_path,
+                                                                              capsys):
+    """SIGKILL `btlab run` in the middle of one split trial (15-Queens count, ~1,700
+    subtrees on Ray); the rerun reads the finished subtrees back from the checkpoint and
+    the row has exactly the unsplit counters."""
+    cfg = write(tmp_path / "split.yaml", """\
+        name: queens-split-kill
+        problem: n_queens
+        fixed: {n: 15, mode: count, strategy: bitmask, engine: compiled}
+        split: {depth: 3}
+    """)
+    (trial_id,) = ids_of(cfg)
+    out = tmp_path / "out"
+    checkpoint = out / ".split" / f"{trial_id}.jsonl"
+    proc = Btlab("run", cfg, "--out", out, "--workers", "2", "--quiet")
+    try:
+        deadline = time.monotonic() + 90
+        lines = 0
+        while lines < 150 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.02)
+            lines = checkpoint.read_bytes().count(b"\n") if checkpoint.exists() else 0
+        assert lines >= 150, "no subtrees saved" + proc.stdout + proc.stderr
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.proc.wait(timeout=10)
+    finally:
+        proc.cleanup()
+    assert proc.returncode == -signal.SIGKILL
+    assert not part_files(out)                      # the trial was not finished
+    saved = checkpoint.read_bytes().count(b"\n") - 1  # less the header line
+    capsys.readouterr()
+    assert run_main("run", cfg, "--out", out, "--backend", "serial", "--quiet") == 0
+    (row,) = pd.read_parquet(out).to_dict("records")
+    assert row["split_resumed"] >= saved >= 149       # every saved subtree was reused
+    assert row["split_resumed"] < row["split_tasks"]
+    assert row["solutions"] == 2_279_184              # OEIS A000170(15)
+    assert row["nodes"] == 171_129_071 and row["status"] == "exhausted"
+    assert not checkpoint.exists()
