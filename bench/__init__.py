@@ -10,6 +10,9 @@ side by side in one run, and asserts nothing about time.
   the same :func:`runner.execute.run_batch`, and the serial backend; 1 Ray worker
   against 2 on CPU-bound trials; peak driver memory of ``btlab run`` at 10,000 and
   100,000 trials.
+* Split (:mod:`bench.split`): one trial split into ordered subtree tasks, 1
+  and 2 workers against the unsplit kernel: speed-up on an N-Queens count,
+  wasted placements on a first-mode knight's tour.
 
 Each Ray measurement runs in a fresh child process (:mod:`bench._child`) with an
 embedded Ray of its own, so that worker counts and peak memory are those of a

@@ -297,10 +297,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true",
                    help="small workloads (a minute or so): checks that everything runs")
     p.add_argument("--workers", type=int, default=2, help="Ray / Pool workers (default 2)")
-    p.add_argument("--only", choices=["kernels", "runner", "memory"], action="append",
+    p.add_argument("--only", choices=["kernels", "runner", "memory", "split"], action="append",
                    help="run only these sections (repeatable)")
     args = p.parse_args(argv)
-    sections = args.only or ["kernels", "runner", "memory"]
+    sections = args.only or ["kernels", "runner", "memory", "split"]
     t0 = time.perf_counter()
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="btlab-bench-") as tmp:
@@ -313,9 +313,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"btlab bench{' --quick' if args.quick else ''}: {os.cpu_count()} cores, "
           f"Python {sys.version.split()[0]}, load average "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    print_table(rows)
-    print(f"(nodes/s: placements per second; best of several alternating runs for kernel "
-          f"and C; {time.perf_counter() - t0:.0f} s in all)")
+    if rows:
+        print_table(rows)
+        print(f"(nodes/s: placements per second; best of several alternating runs for "
+              f"kernel and C; {time.perf_counter() - t0:.0f} s in all)")
+    if "split" in sections:
+        # one trial split into subtree tasks, 1 and 2 workers (bench/split.py), in a
+        # process of its own: it starts and stops its own Ray instances
+        print("\nsplit: one trial as ordered subtree tasks (python -m bench.split)")
+        subprocess.run([sys.executable, "-m", "bench.split", *(["--quick"] if args.quick else [])],
+                       check=True)
     return 0
 
 

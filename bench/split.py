@@ -1,8 +1,17 @@
-"""Split vs unsplit: one trial with 1 and 2 Ray workers; speed-up, waste, placements/s/worker.
+"""Split versus unsplit: one trial, 1 and 2 Ray workers; speed-up, waste, placements/s/worker.
 
-Run: ``python bench/split.py [N] [DEPTH]`` (default: 12-Queens count mode, split
-depth 3; and 8 x 8 plain first mode from (0, 1) with a 2e6-node budget).
-Prints figures; asserts only that the counters equal the unsplit search's.
+Run: ``python -m bench.split [--quick]``. Two trials, both on the compiled kernel:
+
+* **count**: N-Queens count mode (n = 16; 15 with ``--quick``), ``split: auto``;
+  target: 2 workers at least 1.8x one.
+* **first**: plain move-order backtracking for a first knight's tour of 8 x 8
+  from (6, 0), which finds it at placement 621,436,593 (from (5, 4) at
+  2,252,173 with ``--quick``), ``split: auto``; target: wasted placements
+  (made in subtrees after the deciding one) under 10% of the total.
+
+Each split run starts a fresh embedded Ray with that many CPUs. Prints the
+figures side by side; asserts only that the split counters equal the unsplit
+search's (a wrong count is a bug, not a slow run).
 """
 
 from __future__ import annotations
@@ -12,12 +21,9 @@ import time
 
 import ray
 
-from experiments.core import SearchResult
-from experiments.knights import solve_knights_tour
-from experiments.queens import solve_queens
-from experiments.split import run_subtree
+from experiments.compiled import solve_knights_compiled, solve_queens_compiled, warm_up
 from runner.config import Trial
-from runner.split_runner import ray_solver, split_params
+from runner.split_runner import run_split_trials
 
 
 def timed(fn):
@@ -26,39 +32,68 @@ def timed(fn):
     return r, time.perf_counter() - t
 
 
-def bench(name, trial: Trial, unsplit: SearchResult, t_unsplit: float, workers: int) -> None:
-    remote = ray.remote(num_cpus=1)(run_subtree)
-    solve = ray_solver(trial, ray, remote, workers)
-    r, t = timed(lambda: solve(trial.columns, trial.budget_nodes, None, 0))
-    assert r.counters() == unsplit.counters(), (r.counters(), unsplit.counters())
-    print(f"{name}: {workers} worker(s): {t:.2f} s vs unsplit {t_unsplit:.2f} s -> "
-          f"speed-up {t_unsplit / t:.2f}x; depth {r.extra['split_depth']}, "
-          f"{r.extra['split_tasks']} tasks, wasted {r.extra['wasted_nodes']:,} placements; "
-          f"{(r.nodes + r.extra['wasted_nodes']) / t / workers:,.0f} placements/s/worker")
+def split_run(trial: Trial, workers: int) -> tuple[dict, float]:
+    """One split trial on a fresh embedded Ray with ``workers`` CPUs: (row, seconds)."""
+    ray.init(address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False,
+             configure_logging=False)
+    try:
+        # start the workers and load the kernels before the clock starts
+        ray.get([ray.remote(num_cpus=1)(warm_up).remote("queens") for _ in range(workers)])
+        ray.get([ray.remote(num_cpus=1)(warm_up).remote("knights") for _ in range(workers)])
+        (row,), seconds = timed(lambda: list(run_split_trials([trial], ray, workers)))
+    finally:
+        ray.shutdown()
+    return row, seconds
 
 
-def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 12
-    depth = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    q_cols = {"n": n, "strategy": "recursive", "mode": "count", "unique": False,
-              "method": "none", "engine": "python"}
-    q = Trial("n_queens", q_cols, None, None, 0, 0, split=depth)
-    uq, tq = timed(lambda: solve_queens(n, mode="count"))
-    print(f"{n}-Queens count unsplit: {uq.nodes:,} placements in {tq:.2f} s "
-          f"({uq.nodes / tq:,.0f}/s)")
-    k_cols = {"rows": 8, "cols": 8, "start_row": 0, "start_col": 1, "heuristic": "none",
-              "tie_break": "move_order", "strategy": "recursive", "mode": "first",
-              "move_order": "default", "closed": False, "engine": "python"}
-    k = Trial("knights_tour", k_cols, 2_000_000, None, 0, 0, split=5)
-    uk, tk = timed(lambda: solve_knights_tour(8, 8, (0, 1), max_nodes=2_000_000))
-    print(f"8x8 plain first from (0, 1) unsplit: {uk.nodes:,} placements, {uk.status}, "
-          f"{tk:.2f} s")
-    for workers in (1, 2):
-        bench(f"{n}-Queens count", q, uq, tq, workers)
-        bench("8x8 plain first (0,1)", k, uk, tk, workers)
-    ray.shutdown()
+def check(row: dict, unsplit) -> None:
+    got = {k: row[k] for k in unsplit.counters()}
+    assert got == unsplit.counters(), (got, unsplit.counters())
+
+
+def main(argv: list[str] | None = None) -> int:
+    quick = "--quick" in (argv if argv is not None else sys.argv[1:])
+    n = 15 if quick else 16
+    start = (5, 4) if quick else (6, 0)
+    warm_up("queens")
+    warm_up("knights")
+    cases = []
+    q_cols = {"n": n, "strategy": "bitmask", "mode": "count", "unique": False,
+              "method": "none", "engine": "compiled"}
+    cases.append((f"{n}-Queens count", Trial("n_queens", q_cols, None, None, 0, 0,
+                                              split="auto"),
+                  timed(lambda: solve_queens_compiled(n, "count"))))
+    k_cols = {"rows": 8, "cols": 8, "start_row": start[0], "start_col": start[1],
+              "heuristic": "none", "tie_break": "move_order", "strategy": "iterative",
+              "mode": "first", "move_order": "default", "closed": False, "engine": "compiled"}
+    cases.append((f"8x8 plain first {start}", Trial("knights_tour", k_cols, None, None, 0, 0,
+                                                     split="auto"),
+                  timed(lambda: solve_knights_compiled(8, 8, start))))
+    print(f"{'trial':<26} {'run':<18} {'seconds':>8} {'speed-up':>9} {'tasks':>6} "
+          f"{'placements':>15} {'wasted':>8} {'placements/s/worker':>20}")
+    for name, trial, (unsplit, t_unsplit) in cases:
+        print(f"{name:<26} {'unsplit':<18} {t_unsplit:>8.2f} {'1.00x':>9} {'':>6} "
+              f"{unsplit.nodes:>15,} {'':>8} {unsplit.nodes / t_unsplit:>20,.0f}")
+        seconds = {}
+        for workers in (1, 2):
+            row, t = split_run(trial, workers)
+            check(row, unsplit)
+            seconds[workers] = t
+            made = row["nodes"] + row["wasted_nodes"]
+            print(f"{'':<26} {f'split, {workers} worker(s)':<18} {t:>8.2f} "
+                  f"{t_unsplit / t:>8.2f}x {row['split_tasks']:>6} {row['nodes']:>15,} "
+                  f"{row['wasted_nodes'] / made:>8.1%} {made / t / workers:>20,.0f}")
+            waste = row["wasted_nodes"] / made
+        ratio = seconds[1] / seconds[2]
+        if trial.columns["mode"] == "count":
+            verdict = "met" if ratio >= 1.8 else "NOT met"
+            print(f"{'':<26} 2 workers vs 1: {ratio:.2f}x (target >= 1.8x: {verdict})")
+        else:
+            verdict = "met" if waste < 0.10 else "NOT met"
+            print(f"{'':<26} 2 workers vs 1: {ratio:.2f}x; waste with 2 workers "
+                  f"{waste:.1%} (target < 10%: {verdict})")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
