@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import time
 import textwrap
 
 import pandas as pd
@@ -317,3 +318,22 @@ def test_fresh_and_finished_trials_prune_checkpoints(tmp_path, capsys):
     assert main(["run", str(cfg), "--out", str(out), "--backend", "serial", "--quiet",
                  "--fresh"]) == 0
     assert not kept.exists()
+
+
+def test_split_trial_time_budget_stops_every_task(tmp_path, ray_session):
+    """A time budget is one deadline for the split trial: a row with status time_limit."""
+    cfg = write_config(tmp_path, """\
+        name: queens-split-time
+        problem: n_queens
+        fixed: {n: 16, mode: count, strategy: recursive}
+        split: {depth: 2}
+        budget: {seconds: 1.5}
+    """)
+    out = tmp_path / "r"
+    t0 = time.monotonic()
+    assert main(["run", str(cfg), "--out", str(out), "--quiet"]) == 0
+    assert time.monotonic() - t0 < 60
+    (row,) = pd.read_parquet(out).to_dict("records")
+    assert row["status"] == "time_limit"
+    assert 0 < row["nodes"] < 1_141_190_302           # 16-Queens count makes 1,141,190,302
+    assert row["wall_ns"] < 30e9
