@@ -337,3 +337,25 @@ def test_split_trial_time_budget_stops_every_task(tmp_path, ray_session):
     assert row["status"] == "time_limit"
     assert 0 < row["nodes"] < 1_141_190_302           # 16-Queens count makes 1,141,190,302
     assert row["wall_ns"] < 30e9
+
+
+def test_a_cancelled_compiled_subtree_task_stops_at_once(ray_session):
+    """The kernels of subtree tasks run in chunks, so ray.cancel stops them (a
+    KeyboardInterrupt reaches Python only between two kernel calls) and the
+    worker is free again: a cancelled task does not hold a worker for hours."""
+    ray = ray_session
+    remote = ray.remote(num_cpus=1)(split_runner.run_subtree)
+    params = plan_split("n_queens", {"n": 19, "mode": "count", "engine": "compiled"}, 0).params
+    small = plan_split("n_queens", {"n": 8, "mode": "count", "engine": "compiled"}, 0).params
+    huge = [remote.remote("n_queens", params, (), None, None) for _ in range(2)]  # hours each
+    time.sleep(3)
+    t0 = time.monotonic()
+    for ref in huge:
+        ray.cancel(ref)
+    for ref in huge:
+        with pytest.raises((ray.exceptions.TaskCancelledError, ray.exceptions.RayTaskError)):
+            ray.get(ref, timeout=60)
+    done = ray.get([remote.remote("n_queens", small, (), None, None) for _ in range(2)],
+                   timeout=60)
+    assert [r.solutions for r in done] == [92, 92]
+    assert time.monotonic() - t0 < 30

@@ -197,6 +197,10 @@ def knights_subtree_compiled(
             stream starts afresh at ``seed`` in the subtree, so it does not
             reproduce the whole search's draws).
 
+    The kernel runs in chunks of :data:`._driver.CHUNK_EVERY` placements,
+    returning to Python between two, so that a cancelled Ray task (a
+    KeyboardInterrupt) stops within milliseconds.
+
     Returns:
         A :class:`SearchResult`; ``solution``, the first tour found below,
         starts with ``path``.
@@ -226,7 +230,7 @@ def knights_subtree_compiled(
     compile_ns = warm_up("knights")
     return knights_kernel.run_knights(rows, cols, root_sq, moves, heuristic, tie_break, first,
                                       bool(closed), budget, seed, {"compile_ns": compile_ns},
-                                      prefix=path[:-1])
+                                      prefix=path[:-1], chunked=True)
 
 
 def queens_subtree_compiled(
@@ -253,6 +257,8 @@ def queens_subtree_compiled(
         mode, unique, max_nodes, max_seconds: as :func:`solve_queens_compiled`
             (the node budget counts the subtree's queens).
 
+    Runs in chunks as :func:`knights_subtree_compiled` does (cancellable).
+
     Returns:
         A :class:`SearchResult`; ``solution`` is the first complete placement below.
 
@@ -273,4 +279,4 @@ def queens_subtree_compiled(
     budget = Budget(max_nodes, max_seconds)
     compile_ns = warm_up("queens")
     return queens_kernel.run_queens(n, first, bool(unique), budget, {"compile_ns": compile_ns},
-                                    prefix=prefix)
+                                    prefix=prefix, chunked=True)

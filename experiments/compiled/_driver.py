@@ -12,9 +12,28 @@ from typing import Callable
 
 from ..core import Budget, Status
 
+#: Placements per kernel call under a time limit (a power of two, a multiple
+#: of ``Budget.CLOCK_EVERY``): the clock is read between two chunks.
+PAUSE_EVERY = 1 << 17
+
+#: Placements per kernel call of an untimed search run in chunks (``chunked``:
+#: the subtree tasks of a split search, so that a cancelled Ray task -- a
+#: KeyboardInterrupt, which Python delivers only between two kernel calls --
+#: stops within milliseconds; a call costs microseconds, a chunk about 10 ms).
+CHUNK_EVERY = 1 << 20
+
 #: Kernel return codes.
 PAUSED, SOLVED, EXHAUSTED, NODE_LIMIT = 0, 1, 2, 3
 STATUS = {SOLVED: Status.SOLVED, EXHAUSTED: Status.EXHAUSTED, NODE_LIMIT: Status.NODE_LIMIT}
+
+
+def pause_mask(timed: bool, chunked: bool) -> int:
+    """The kernels' pause mask: a pause every ``2^17`` placements under a time
+    limit (the clock is read then), every :data:`CHUNK_EVERY` when ``chunked``,
+    else never (-1)."""
+    if timed:
+        return PAUSE_EVERY - 1
+    return CHUNK_EVERY - 1 if chunked else -1
 
 
 def drive(kernel: Callable[..., int], args: tuple, budget: Budget) -> Status:

@@ -38,13 +38,10 @@ from ._driver import EXHAUSTED as _EXHAUSTED
 from ._driver import NODE_LIMIT as _NODE_LIMIT
 from ._driver import PAUSED as _PAUSED
 from ._driver import SOLVED as _SOLVED
-from ._driver import drive
+from ._driver import PAUSE_EVERY, drive, pause_mask  # noqa: F401 - PAUSE_EVERY: documented here
 from ..knights import (DEFAULT_MOVE_ORDER, HEURISTICS, TIE_BREAKS, KnightBoard,
                        validate_move_order)
 
-#: Placements per kernel call under a time limit (a power of two, a multiple
-#: of ``Budget.CLOCK_EVERY``): the clock is read between two chunks.
-PAUSE_EVERY = 1 << 17
 
 # Heuristic and tie-break codes passed to the kernel.
 _HEURISTIC_CODE = {"none": 0, "warnsdorff": 1, "static_degree": 2}
@@ -325,7 +322,7 @@ def geometry(rows: int, cols: int, moves: tuple) -> tuple[np.ndarray, ...]:
 def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: str,
                 tie_break: str, first: bool, closed: bool, budget: Budget,
                 seed: int, extra: dict | None = None,
-                prefix: tuple[int, ...] = ()) -> SearchResult:
+                prefix: tuple[int, ...] = (), chunked: bool = False) -> SearchResult:
     """Run the kernel to the end (in chunks under a time limit); arguments already checked.
 
     ``prefix`` (squares already on the board, from the start square on) makes
@@ -338,7 +335,7 @@ def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: st
     timed = budget.max_seconds is not None
     params = np.array([_HEURISTIC_CODE[heuristic], _TIE_CODE[tie_break], int(first),
                        int(closed), prefix[0] if prefix else start_sq, budget.node_cap,
-                       PAUSE_EVERY - 1 if timed else -1, maxd2, len(prefix)], dtype=np.int64)
+                       pause_mask(timed, chunked), maxd2, len(prefix)], dtype=np.int64)
     state = np.zeros(N_STATE, np.int64)
     state[S_SQ] = start_sq
     state[S_DEPTH] = len(prefix)

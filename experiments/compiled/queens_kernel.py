@@ -41,7 +41,7 @@ from ._driver import EXHAUSTED as _EXHAUSTED
 from ._driver import NODE_LIMIT as _NODE_LIMIT
 from ._driver import PAUSED as _PAUSED
 from ._driver import SOLVED as _SOLVED
-from ._driver import drive
+from ._driver import PAUSE_EVERY, drive, pause_mask  # noqa: F401 - PAUSE_EVERY: documented here
 
 try:  # an LLVM cttz intrinsic; numba has shipped it for years
     from numba.cpython.unsafe.numbers import trailing_zeros as _ctz
@@ -56,8 +56,6 @@ except ImportError:  # pragma: no cover - a numba without it
 
 #: Largest n: the masks are uint64.
 MAX_N = 64
-#: Placements per kernel call under a time limit (see :mod:`.knights_kernel`).
-PAUSE_EVERY = 1 << 17
 
 
 P_N, P_FIRST, P_UNIQUE, P_CAP, P_PAUSE_MASK, P_BASE, P_SUBTREE = range(7)
@@ -232,7 +230,8 @@ def queens_run(params, state, avail, tried, attacked, left, right, place, found,
 
 
 def run_queens(n: int, first: bool, unique: bool, budget: Budget,
-               extra: dict | None = None, prefix: tuple[int, ...] = ()) -> SearchResult:
+               extra: dict | None = None, prefix: tuple[int, ...] = (),
+               chunked: bool = False) -> SearchResult:
     """Run the kernel to the end (in chunks under a time limit); arguments already checked.
 
     ``prefix`` (columns of rows 0..d-1, d >= 1) makes it the subtree of the
@@ -245,7 +244,7 @@ def run_queens(n: int, first: bool, unique: bool, budget: Budget,
     timed = budget.max_seconds is not None
     base = max(len(prefix) - 1, 0)
     params = np.array([n, int(first), int(unique), budget.node_cap,
-                       PAUSE_EVERY - 1 if timed else -1, base, int(bool(prefix))],
+                       pause_mask(timed, chunked), base, int(bool(prefix))],
                       dtype=np.int64)
     state = np.zeros(N_STATE, np.int64)
     full = (1 << n) - 1
