@@ -352,6 +352,12 @@ def cmd_show(args, console: Console) -> int:
         if missing:
             console.print(f"{missing:,} trial(s) of the config last run are not in the folder "
                           "yet: run it again to resume")
+    if isinstance(folder, Path):
+        from .split_runner import Checkpoints
+
+        for trial_id, saved, total in Checkpoints(folder).partial():
+            console.print(f"split trial {trial_id} cut short: {saved:,} of {total:,} subtrees "
+                          "saved, kept by the next run")
     print_headline(df, console)
     return 1 if (df["status"] == "error").any() else 0
 

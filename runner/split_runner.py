@@ -151,6 +151,13 @@ def _decode(line: dict[str, Any]) -> tuple[int, SearchResult]:
                                    extra)
 
 
+def _whole(line: bytes) -> bool:
+    try:
+        return isinstance(json.loads(line).get("i"), int)
+    except (ValueError, AttributeError):
+        return False
+
+
 class TrialCheckpoint:
     """The saved subtree results of one split trial: an append-only JSON-lines file.
 
@@ -242,6 +249,19 @@ class Checkpoints:
             self.folder.rmdir()  # only when empty
         except OSError:
             pass
+
+    def partial(self) -> list[tuple[str, int, int]]:
+        """``(trial_id, subtrees saved, subtrees planned)`` of each checkpoint here."""
+        found = []
+        for f in sorted(self.folder.glob("*.jsonl")) if self.folder.is_dir() else []:
+            lines = f.read_bytes().split(b"\n")
+            try:
+                total = int(json.loads(lines[0])["tasks"])
+            except (ValueError, KeyError, TypeError, IndexError):
+                continue
+            saved = len({json.loads(x)["i"] for x in lines[1:-1] if _whole(x)})
+            found.append((f.stem, saved, total))
+        return found
 
     def prune(self, keep: set[str] | None = None) -> int:
         """Delete every checkpoint whose trial is not in ``keep`` (None: all); returns how many."""

@@ -251,6 +251,11 @@ def test_checkpoint_round_trip_torn_line_and_other_plan(tmp_path):
     torn.close()
     assert TrialCheckpoint(path, plan, None).loaded == {0: r0, 3: r1, 6: r1}
     assert all(json.loads(line) for line in path.read_text().splitlines())
+    assert Checkpoints(tmp_path / "nowhere").partial() == []
+    folder = tmp_path / "results"
+    (folder / ".split").mkdir(parents=True)
+    (folder / ".split" / "abc.jsonl").write_bytes(path.read_bytes() + b'{"i": 9, "sta')
+    assert Checkpoints(folder).partial() == [("abc", 3, len(plan.tasks))]
     # another budget (or depth, or parameters) is another plan: nothing is reused
     assert TrialCheckpoint(path, plan, 1000).loaded == {}
     assert TrialCheckpoint(path, plan_split("n_queens", {"n": 6, "mode": "count"}, 3),
