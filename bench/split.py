@@ -9,6 +9,12 @@ Run: ``python -m bench.split [--quick]``. Two trials, both on the compiled kerne
   2,252,173 with ``--quick``), ``split: auto``; target: wasted placements
   (made in subtrees after the deciding one) under 10% of the total.
 
+``wasted`` counts the placements of finished subtrees that were not needed;
+subtrees cancelled while running report nothing, so ``worker time used`` (the
+unsplit time over workers x split time) shows what speculation and idling
+cost: in first mode the second worker runs subtrees after the first missing
+one, which are cancelled when the deciding subtree finishes.
+
 Each split run starts a fresh embedded Ray with that many CPUs. Prints the
 figures side by side; asserts only that the split counters equal the unsplit
 search's (a wrong count is a bug, not a slow run).
@@ -70,28 +76,33 @@ def main(argv: list[str] | None = None) -> int:
                                                      split="auto"),
                   timed(lambda: solve_knights_compiled(8, 8, start))))
     print(f"{'trial':<26} {'run':<18} {'seconds':>8} {'speed-up':>9} {'tasks':>6} "
-          f"{'placements':>15} {'wasted':>8} {'placements/s/worker':>20}")
+          f"{'placements':>15} {'wasted':>8} {'worker time used':>17} "
+          f"{'placements/s/worker':>20}")
     for name, trial, (unsplit, t_unsplit) in cases:
         print(f"{name:<26} {'unsplit':<18} {t_unsplit:>8.2f} {'1.00x':>9} {'':>6} "
-              f"{unsplit.nodes:>15,} {'':>8} {unsplit.nodes / t_unsplit:>20,.0f}")
+              f"{unsplit.nodes:>15,} {'':>8} {'':>17} {unsplit.nodes / t_unsplit:>20,.0f}")
         seconds = {}
         for workers in (1, 2):
             row, t = split_run(trial, workers)
             check(row, unsplit)
             seconds[workers] = t
             made = row["nodes"] + row["wasted_nodes"]
+            used = t_unsplit / (t * workers)
             print(f"{'':<26} {f'split, {workers} worker(s)':<18} {t:>8.2f} "
                   f"{t_unsplit / t:>8.2f}x {row['split_tasks']:>6} {row['nodes']:>15,} "
-                  f"{row['wasted_nodes'] / made:>8.1%} {made / t / workers:>20,.0f}")
+                  f"{row['wasted_nodes'] / made:>8.1%} {used:>17.0%} "
+                  f"{made / t / workers:>20,.0f}")
             waste = row["wasted_nodes"] / made
         ratio = seconds[1] / seconds[2]
         if trial.columns["mode"] == "count":
             verdict = "met" if ratio >= 1.8 else "NOT met"
             print(f"{'':<26} 2 workers vs 1: {ratio:.2f}x (target >= 1.8x: {verdict})")
         else:
-            verdict = "met" if waste < 0.10 else "NOT met"
-            print(f"{'':<26} 2 workers vs 1: {ratio:.2f}x; waste with 2 workers "
-                  f"{waste:.1%} (target < 10%: {verdict})")
+            lost = 1 - used
+            verdict = "met" if max(waste, lost) < 0.10 else "NOT met"
+            print(f"{'':<26} 2 workers vs 1: {ratio:.2f}x; with 2 workers, placements wasted "
+                  f"in finished subtrees {waste:.1%}, worker time not on needed work "
+                  f"{lost:.0%} (target: waste < 10%: {verdict})")
     return 0
 
 

@@ -70,9 +70,10 @@ WINDOW_PER_WORKER = 4
 #: Name of the checkpoint folder inside a results folder.
 CHECKPOINT_DIR = ".split"
 
-#: ``progress(done, total, placements, seconds)``: subtree tasks finished out
-#: of ``total`` in the current split trial, and the placements they made in
-#: ``seconds`` of this run (placements per second over the cluster).
+#: ``progress(done, total, placements, seconds)``: subtree tasks finished (or
+#: known not to be needed) out of ``total`` in the current split trial, and the
+#: placements they made in ``seconds`` of this run (placements per second over
+#: the cluster).
 ProgressFn = Callable[[int, int, int, float], None]
 
 _NOT_REACHED = SearchResult(Status.NODE_LIMIT, 0, 0, 0, 0, 0, 0)
@@ -355,6 +356,8 @@ class _SplitState:
 
     def finish(self, out: Combined) -> SearchResult:
         self.wasted += sum(r.nodes for r in self.results[out.last_task + 1:] if r is not None)
+        self.done = self.n  # the tasks not run are not needed: the progress shows them done
+        self._report()
         self.close()
         return _with_extra(out.result, split_depth=self.depth, split_tasks=self.n,
                            wasted_nodes=self.wasted, split_resumed=self.resumed)
