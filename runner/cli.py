@@ -198,6 +198,9 @@ def cmd_run(args, console: Console) -> int:
         console.print(f"btlab {config.name}: {len(wanted):,} trials, "
                       f"{already:,} already in {mirror or folder}, {to_run:,} to run "
                       f"({args.backend} backend, run {store.run_id})")
+        for trial_id, saved, total in checkpoints.partial():
+            console.print(f"split trial {trial_id}: {saved:,} of {total:,} subtrees saved by "
+                          "an interrupted run (reused unless its split or budget changed)")
         failed, interrupted, backend, elapsed = 0, False, None, 0.0
         if to_run:
             failed, interrupted, backend, elapsed = _run_trials(
@@ -321,10 +324,21 @@ def _on_sigterm_interrupt():
 def cmd_show(args, console: Console) -> int:
     from .config import iter_trials, parse_config
     from .errors import ConfigError
-    from .store import config_of, load_rows
+    from .store import config_of, load_rows, part_files
     from .summary import print_headline
 
     folder = args.results if "://" in args.results else Path(args.results)
+    partial = []
+    if isinstance(folder, Path):
+        from .split_runner import Checkpoints
+
+        partial = Checkpoints(folder).partial()
+    for trial_id, saved, total in partial:
+        console.print(f"split trial {trial_id} cut short: {saved:,} of {total:,} subtrees "
+                      "saved, kept by the next run")
+    if partial and not part_files(folder):
+        console.print(f"{folder}: no finished trial yet; run the same command to resume")
+        return 0
     df = load_rows(folder)
     cfg = config_of(folder)
     console.print(f"{folder}: {len(df):,} trials of {cfg.get('name', '?')} "
@@ -352,12 +366,6 @@ def cmd_show(args, console: Console) -> int:
         if missing:
             console.print(f"{missing:,} trial(s) of the config last run are not in the folder "
                           "yet: run it again to resume")
-    if isinstance(folder, Path):
-        from .split_runner import Checkpoints
-
-        for trial_id, saved, total in Checkpoints(folder).partial():
-            console.print(f"split trial {trial_id} cut short: {saved:,} of {total:,} subtrees "
-                          "saved, kept by the next run")
     print_headline(df, console)
     return 1 if (df["status"] == "error").any() else 0
 

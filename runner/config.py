@@ -333,6 +333,10 @@ def parse_config(text: str, source: str = "<string>") -> SweepConfig:
                   _did_you_mean(model.problem, list(PROBLEMS)) or "pick a listed problem")
     problem = PROBLEMS[model.problem]
     split = model.split
+    if split is None and isinstance(data, dict) and "split" in data:
+        raise err(("split",), "split: auto, or split: {depth: D} with an integer D in 0..1000",
+                  "an empty value",
+                  "write split: auto, or remove the key to run the trials unsplit")
     if split is not None and split != "auto":
         ok = (isinstance(split, dict) and set(split) == {"depth"}
               and isinstance(split["depth"], int) and not isinstance(split["depth"], bool)
@@ -341,9 +345,11 @@ def parse_config(text: str, source: str = "<string>") -> SweepConfig:
             wrong = [k for k in split if k != "depth"] if isinstance(split, dict) else []
             raise err(("split",) + ((wrong[0],) if wrong else ()),
                       "split: auto, or split: {depth: D} with an integer D in 0..1000",
-                      _describe(split),
+                      f"unknown key {wrong[0]!r} in {_describe(split)}" if wrong
+                      else _describe(split),
                       (_did_you_mean(wrong[0], ["depth"]) if wrong else "")
-                      or "write split: {depth: 4} or split: auto")
+                      or ("split takes depth only: write split: {depth: 4} or split: auto"
+                          if wrong else "write split: {depth: 4} or split: auto"))
     config = SweepConfig(model, problem, source, positions, text)
     _check_params(config)
     return config

@@ -67,13 +67,16 @@ TASKS_PER_WORKER = 16
 AUTO_MAX_DEPTH = 12
 #: Tasks in flight per worker.
 WINDOW_PER_WORKER = 4
+#: Seconds a split trial past its time budget waits for the tasks in flight,
+#: which stop themselves at the same deadline, to report the work they did.
+TIME_GRACE = 2.0
 #: Name of the checkpoint folder inside a results folder.
 CHECKPOINT_DIR = ".split"
 
 #: ``progress(done, total, placements, seconds)``: subtree tasks finished (or
-#: known not to be needed) out of ``total`` in the current split trial, and the
-#: placements they made in ``seconds`` of this run (placements per second over
-#: the cluster).
+#: known not to be needed) out of ``total`` planned, and the placements they
+#: made in ``seconds`` of this run (placements per second over the cluster);
+#: summed over the split trials started so far (several run side by side).
 ProgressFn = Callable[[int, int, int, float], None]
 
 _NOT_REACHED = SearchResult(Status.NODE_LIMIT, 0, 0, 0, 0, 0, 0)
@@ -412,6 +415,27 @@ def serial_solver(trial: Trial, checkpoints: Optional[Checkpoints] = None,
     return solve
 
 
+def subtree_task(problem: str, params: Mapping[str, Any], path, max_nodes: int | None,
+                 deadline: float | None) -> SearchResult:
+    """A subtree task as Ray runs it: :func:`experiments.split.run_subtree` until ``deadline``.
+
+    ``deadline`` is wall-clock time (``time.time()``, seconds since the epoch)
+    or None: the trial's time budget is one deadline, whenever and wherever the
+    task starts. The compiled kernels are loaded first, so that a worker's
+    first task does not spend its time budget loading them.
+    """
+    if deadline is None:
+        return run_subtree(problem, params, path, max_nodes, None)
+    if params.get("engine") == "compiled":
+        from experiments.compiled import warm_up
+
+        warm_up("knights" if problem == "knights_tour" else "queens")
+    seconds = deadline - time.time()
+    if seconds <= 0:
+        return SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)
+    return run_subtree(problem, params, path, max_nodes, seconds)
+
+
 class _Job:
     """One split trial on Ray: its :class:`_SplitState`, what is in flight, its row when done."""
 
@@ -422,6 +446,8 @@ class _Job:
         cpu0 = time.process_time_ns()
         self.deadline = (None if trial.budget_seconds is None
                          else time.perf_counter() + trial.budget_seconds)
+        self.wall_deadline = (None if trial.budget_seconds is None  # for the tasks
+                              else time.time() + trial.budget_seconds)
         self.inflight: dict[int, Any] = {}  # task index -> Ray ref
         self.next_task = 0                  # the next task to submit as speculation
         self.rerunning: set[int] = set()
@@ -483,10 +509,14 @@ class _Job:
         st._advance()  # type: ignore[union-attr]
         self.replay(force=True)
 
+    def expired(self) -> bool:
+        left = self.seconds_left()
+        return left is not None and left <= 0
+
     def needed(self) -> tuple[int, int | None] | None:
         """A task certainly needed and not in flight: (index, node cap), or None."""
         st, out = self.st, self.out
-        if self.finished or st is None:
+        if self.finished or st is None or self.expired():
             return None
         if isinstance(out, NeedRerun):
             if out.index in self.rerunning:
@@ -508,7 +538,8 @@ class _Job:
 
     def speculative(self) -> tuple[int, int | None] | None:
         """The next task after the frontier not yet run (it may turn out not needed)."""
-        if self.finished or self.st is None or isinstance(self.out, NeedRerun):
+        if (self.finished or self.st is None or isinstance(self.out, NeedRerun)
+                or self.expired()):
             return None
         return self._next_unsubmitted()
 
@@ -569,7 +600,9 @@ def run_split_trials(trials, ray: Any, workers: int, node_id: str | None = None,
     exception in the search) fails its trial: status ``error``, the message
     in ``error``. The time budget is one deadline per trial; when it passes
     the trial's unfinished tasks count as stopped with no work (status
-    ``time_limit``, counters not exact).
+    ``time_limit``, counters not exact); the tasks in flight, which stop
+    themselves at the same deadline, are waited for up to :data:`TIME_GRACE`
+    seconds so that their work is counted.
 
     Args:
         trials: the split trials (an iterable; read as trials start).
@@ -581,7 +614,7 @@ def run_split_trials(trials, ray: Any, workers: int, node_id: str | None = None,
         progress: called after each finished task (:data:`ProgressFn`), with
             the sums over the trials started so far.
     """
-    remote = ray.remote(num_cpus=1, max_retries=3)(run_subtree)
+    remote = ray.remote(num_cpus=1, max_retries=3)(subtree_task)
     window = WINDOW_PER_WORKER * max(1, workers)
     t0 = time.perf_counter()
     seen: dict[int, tuple[int, int, int]] = {}  # per trial started: done, total, placements
@@ -602,7 +635,7 @@ def run_split_trials(trials, ray: Any, workers: int, node_id: str | None = None,
     def submit(job: _Job, task: tuple[int, int | None]) -> None:
         i, cap = task
         plan = job.st.plan  # type: ignore[union-attr]
-        ref = remote.remote(plan.problem, plan.params, plan.tasks[i], cap, job.seconds_left())
+        ref = remote.remote(plan.problem, plan.params, plan.tasks[i], cap, job.wall_deadline)
         pending[ref] = (job, i)
         job.inflight[i] = ref
 
@@ -664,7 +697,9 @@ def run_split_trials(trials, ray: Any, workers: int, node_id: str | None = None,
                         job.replay(force=True)
                     continue
                 raise RuntimeError("split runner: no task in flight and no trial can go on")
-            lefts = [s for s in (job.seconds_left() for job in jobs) if s is not None]
+            # wake at a trial's deadline, and again when its grace runs out
+            lefts = [left if left > 0 else left + TIME_GRACE
+                     for left in (job.seconds_left() for job in jobs) if left is not None]
             timeout = max(0.0, min(lefts)) if lefts else None
             ready, _ = ray.wait(list(pending), num_returns=1, timeout=timeout)
             for ref in ready:
@@ -679,7 +714,10 @@ def run_split_trials(trials, ray: Any, workers: int, node_id: str | None = None,
                 job.urgent |= bool(r.solutions) or r.status is not Status.EXHAUSTED
             for job in jobs:
                 left = job.seconds_left()
-                if left is not None and left <= 0 and not job.finished:
+                # past the deadline the tasks in flight stop themselves (they were given
+                # the same deadline) and report their work: wait for them a little
+                if (left is not None and not job.finished
+                        and (left <= -TIME_GRACE or (left <= 0 and not job.inflight))):
                     job.time_out()
     finally:
         for ref in pending:
@@ -691,4 +729,4 @@ def run_split_trials(trials, ray: Any, workers: int, node_id: str | None = None,
 
 __all__ = ["CHECKPOINT_DIR", "Checkpoints", "SplitError", "TrialCheckpoint", "check_split",
            "plan_fingerprint", "resolve_depth", "run_split_trials", "serial_solver",
-           "split_params"]
+           "split_params", "subtree_task"]
