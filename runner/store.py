@@ -150,12 +150,21 @@ def _metas(folder: str | Path) -> list[dict[str, str]]:
 
 
 def _dataset(folder: str | Path):
-    """A pyarrow dataset of the parts of a folder or URI, or None when there are none."""
+    """A pyarrow dataset of the parts of a folder or URI, or None when there are none.
+
+    Its schema unites every part's (a part written before a column was added
+    lacks that column: its rows read as null there), so no column is dropped
+    for being absent from the first part.
+    """
+    fs = None
     if is_uri(folder):
         fs, parts = _remote_parts(str(folder))
-        return pads.dataset(parts, format="parquet", filesystem=fs) if parts else None
-    parts = part_files(Path(folder))
-    return pads.dataset([str(p) for p in parts], format="parquet") if parts else None
+    else:
+        parts = [str(p) for p in part_files(Path(folder))]
+    if not parts:
+        return None
+    schema = pa.unify_schemas([pq.read_schema(p, filesystem=fs) for p in parts])
+    return pads.dataset(parts, format="parquet", filesystem=fs, schema=schema)
 
 
 class ResultStore:

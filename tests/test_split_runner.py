@@ -396,3 +396,27 @@ def test_a_cancelled_compiled_subtree_task_stops_at_once(ray_session):
                    timeout=60)
     assert [r.solutions for r in done] == [92, 92]
     assert time.monotonic() - t0 < 30
+
+
+def test_parts_without_a_newer_column_still_read_every_column(tmp_path):
+    """A folder holding parts written before a column was added (split_resumed) and
+    parts with it: btlab's readers keep the column, null for the older rows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from runner.store import load_rows
+
+    cfg = write_config(tmp_path, """\
+        name: queens-columns
+        problem: n_queens
+        fixed: {mode: count, strategy: bitmask, engine: compiled}
+        matrix: {n: [6, 7]}
+        split: {depth: 2}
+    """)
+    out = tmp_path / "r"
+    assert main(["run", str(cfg), "--out", str(out), "--backend", "serial", "--quiet"]) == 0
+    part = sorted(out.glob("part-*.parquet"))[0]
+    older = pq.read_table(part).drop_columns(["split_resumed"])
+    pq.write_table(older, out / "part-00000000T000000-000000-00000.parquet")  # sorts first
+    df = load_rows(out)
+    assert "split_resumed" in df.columns and len(df) == 2
