@@ -333,10 +333,6 @@ def parse_config(text: str, source: str = "<string>") -> SweepConfig:
                   _did_you_mean(model.problem, list(PROBLEMS)) or "pick a listed problem")
     problem = PROBLEMS[model.problem]
     split = model.split
-    if split is None and isinstance(data, dict) and "split" in data:
-        raise err(("split",), "split: auto, or split: {depth: D} with an integer D in 0..1000",
-                  "an empty value",
-                  "write split: auto, or remove the key to run the trials unsplit")
     if split is not None and split != "auto":
         ok = (isinstance(split, dict) and set(split) == {"depth"}
               and isinstance(split["depth"], int) and not isinstance(split["depth"], bool)

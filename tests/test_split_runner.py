@@ -351,7 +351,6 @@ def test_split_trial_time_budget_stops_every_task(tmp_path, ray_session):
 
 
 @pytest.mark.parametrize("split, fragments", [
-    ("split:", ["split", "an empty value", "remove the key"]),
     ("split: {depth: -1}", ["split", "integer D in 0..1000", "-1"]),
     ("split: {depth: x}", ["split", "integer D in 0..1000", '"x"']),
     ("split: yes", ["split", "split: auto"]),
