@@ -302,9 +302,10 @@ def test_interrupted_split_trial_resumes_without_rerunning_finished_subtrees(tmp
          solve_queens_compiled(10, "count"))
 
 
-def test_fresh_and_finished_trials_prune_checkpoints(tmp_path, capsys):
+def small_split_run(tmp_path):
+    """6- and 7-Queens counts split at depth 2, run serially: (config, results folder)."""
     cfg = write_config(tmp_path, """\
-        name: queens-prune
+        name: queens-small-split
         problem: n_queens
         fixed: {mode: count, strategy: bitmask, engine: compiled}
         matrix: {n: [6, 7]}
@@ -312,6 +313,11 @@ def test_fresh_and_finished_trials_prune_checkpoints(tmp_path, capsys):
     """)
     out = tmp_path / "r"
     assert main(["run", str(cfg), "--out", str(out), "--backend", "serial", "--quiet"]) == 0
+    return cfg, out
+
+
+def test_fresh_and_finished_trials_prune_checkpoints(tmp_path, capsys):
+    cfg, out = small_split_run(tmp_path)
     stale = out / ".split" / "0123456789abcdef.jsonl"   # a trial no longer in the config
     stale.parent.mkdir()
     stale.write_text('{"plan": "x", "tasks": 1}\n')
@@ -400,20 +406,11 @@ def test_a_cancelled_compiled_subtree_task_stops_at_once(ray_session):
 def test_parts_without_a_newer_column_still_read_every_column(tmp_path):
     """A folder holding parts written before a column was added (split_resumed) and
     parts with it: btlab's readers keep the column, null for the older rows."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     from runner.store import load_rows
 
-    cfg = write_config(tmp_path, """\
-        name: queens-columns
-        problem: n_queens
-        fixed: {mode: count, strategy: bitmask, engine: compiled}
-        matrix: {n: [6, 7]}
-        split: {depth: 2}
-    """)
-    out = tmp_path / "r"
-    assert main(["run", str(cfg), "--out", str(out), "--backend", "serial", "--quiet"]) == 0
+    _, out = small_split_run(tmp_path)
     part = sorted(out.glob("part-*.parquet"))[0]
     older = pq.read_table(part).drop_columns(["split_resumed"])
     pq.write_table(older, out / "part-00000000T000000-000000-00000.parquet")  # sorts first
