@@ -80,6 +80,7 @@ CHECKPOINT_DIR = ".split"
 ProgressFn = Callable[[int, int, int, float], None]
 
 _NOT_REACHED = SearchResult(Status.NODE_LIMIT, 0, 0, 0, 0, 0, 0)
+_OUT_OF_TIME = SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)
 
 
 def split_params(problem: str, columns: Mapping[str, Any], seed: int = 0) -> dict[str, Any]:
@@ -155,11 +156,26 @@ def _decode(line: dict[str, Any]) -> tuple[int, SearchResult]:
                                    extra)
 
 
-def _whole(line: bytes) -> bool:
-    try:
-        return isinstance(json.loads(line).get("i"), int)
-    except (ValueError, AttributeError):
-        return False
+def _read_checkpoint(data: bytes) -> tuple[dict | None, dict[int, SearchResult], int]:
+    """Parse a checkpoint file: (header or None, results by task, bytes of whole lines).
+
+    Reading stops at the first line that is not whole (cut short by a kill)."""
+    header: dict | None = None
+    results: dict[int, SearchResult] = {}
+    good = 0
+    lines = data.split(b"\n")
+    for k, raw in enumerate(lines[:-1]):  # the part after the last newline is cut short
+        try:
+            line = json.loads(raw)
+            if k == 0:
+                header = line
+            else:
+                i, r = _decode(line)
+                results[i] = r
+        except (ValueError, KeyError, TypeError, AttributeError):
+            break
+        good += len(raw) + 1
+    return header, results, good
 
 
 class TrialCheckpoint:
@@ -191,21 +207,10 @@ class TrialCheckpoint:
             data = self.path.read_bytes()
         except FileNotFoundError:
             return
-        good = 0
-        lines = data.split(b"\n")
-        for k, raw in enumerate(lines[:-1]):  # the part after the last newline is cut short
-            try:
-                line = json.loads(raw)
-                if k == 0:
-                    if line.get("plan") != self.fingerprint:
-                        return  # another plan: start over
-                else:
-                    i, r = _decode(line)
-                    if 0 <= i < self.n_tasks:
-                        self.loaded[i] = r
-            except (ValueError, KeyError, TypeError):
-                break
-            good += len(raw) + 1
+        header, results, good = _read_checkpoint(data)
+        if header is None or header.get("plan") != self.fingerprint:
+            return  # another plan: start over
+        self.loaded = {i: r for i, r in results.items() if 0 <= i < self.n_tasks}
         self._good_bytes = good
 
     def save(self, index: int, result: SearchResult) -> None:
@@ -258,13 +263,9 @@ class Checkpoints:
         """``(trial_id, subtrees saved, subtrees planned)`` of each checkpoint here."""
         found = []
         for f in sorted(self.folder.glob("*.jsonl")) if self.folder.is_dir() else []:
-            lines = f.read_bytes().split(b"\n")
-            try:
-                total = int(json.loads(lines[0])["tasks"])
-            except (ValueError, KeyError, TypeError, IndexError):
-                continue
-            saved = len({json.loads(x)["i"] for x in lines[1:-1] if _whole(x)})
-            found.append((f.stem, saved, total))
+            header, results, _ = _read_checkpoint(f.read_bytes())
+            if isinstance(header, dict) and isinstance(header.get("tasks"), int):
+                found.append((f.stem, len(results), header["tasks"]))
         return found
 
     def prune(self, keep: set[str] | None = None) -> int:
@@ -365,10 +366,15 @@ class _SplitState:
         return _with_extra(out.result, split_depth=self.depth, split_tasks=self.n,
                            wasted_nodes=self.wasted, split_resumed=self.resumed)
 
-    def time_out(self) -> None:
+    def time_out(self, out: Any = None) -> None:
+        """The time budget is spent: every missing result (and the result of a
+        task awaiting its re-run, ``out``) counts as stopped with no work."""
         for i in range(self.n):
             if self.results[i] is None:
-                self.results[i] = SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)
+                self.results[i] = _OUT_OF_TIME
+        if isinstance(out, NeedRerun):
+            self.results[out.index] = _OUT_OF_TIME
+        self._advance()
 
     def close(self) -> None:
         if self.checkpoint is not None:
@@ -394,9 +400,7 @@ def serial_solver(trial: Trial, checkpoints: Optional[Checkpoints] = None,
                     return st.finish(out)
                 seconds = None if deadline is None else deadline - time.perf_counter()
                 if seconds is not None and seconds <= 0:
-                    st.time_out()
-                    if isinstance(out, NeedRerun):
-                        st.results[out.index] = SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)
+                    st.time_out(out)
                     continue
                 if isinstance(out, NeedRerun):
                     st.rerun(out)
@@ -432,7 +436,7 @@ def subtree_task(problem: str, params: Mapping[str, Any], path, max_nodes: int |
         warm_up("knights" if problem == "knights_tour" else "queens")
     seconds = deadline - time.time()
     if seconds <= 0:
-        return SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)
+        return _OUT_OF_TIME
     return run_subtree(problem, params, path, max_nodes, seconds)
 
 
@@ -502,11 +506,7 @@ class _Job:
 
     def time_out(self) -> None:
         """The trial's time budget is spent: what is missing counts as stopped with no work."""
-        st = self.st
-        st.time_out()  # type: ignore[union-attr]
-        if isinstance(self.out, NeedRerun):
-            st.results[self.out.index] = SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)  # type: ignore[union-attr]
-        st._advance()  # type: ignore[union-attr]
+        self.st.time_out(self.out)  # type: ignore[union-attr]
         self.replay(force=True)
 
     def expired(self) -> bool:
