@@ -53,6 +53,7 @@ from functools import cached_property
 from typing import Callable, Sequence
 
 from .core import Budget, Mode, SearchResult, Status, StopSearch
+from .registry import Strategy, strategies
 
 #: The default move order as (d_row, d_col): clockwise from "two left, one up".
 DEFAULT_MOVE_ORDER: tuple[tuple[int, int], ...] = (
@@ -61,7 +62,6 @@ DEFAULT_MOVE_ORDER: tuple[tuple[int, int], ...] = (
 
 HEURISTICS = ("none", "warnsdorff", "static_degree")
 TIE_BREAKS = ("move_order", "random", "pohl", "roth")
-STRATEGIES = ("recursive", "iterative", "amb")
 
 #: An ordering function: (square, visited) -> (candidates in the order to try, checks made).
 Orderer = Callable[[int, bytearray], "tuple[list[int], int]"]
@@ -248,6 +248,7 @@ def make_orderer(board: KnightBoard, heuristic: str, tie_break: str = "move_orde
         keys.sort()
         return [k[3] for k in keys], checks
 
+    order_degree.stateful = tie_break == "random"  # type: ignore[attr-defined]
     return order_degree
 
 
@@ -534,16 +535,40 @@ def solve_knights_tour(
     board = KnightBoard(rows, cols, validate_move_order(move_order))
     start_sq = board.square(*start)
     mode = Mode(mode)
+    entry = STRATEGIES.get_or_raise(strategy)
     order = make_orderer(board, heuristic, tie_break, seed)
     budget = Budget(max_nodes, max_seconds)
-    first = mode is Mode.FIRST
-    if strategy == "recursive":
-        call = lambda: _search_recursive(board, start_sq, order, first, closed, budget)  # noqa: E731
-        return run_deep(call, board.size) if board.size > DEEP_BOARD else call()
-    if strategy == "iterative":
-        return _search_iterative(board, start_sq, order, first, closed, budget)
-    if strategy == "amb":
-        from .knights_amb import search_amb  # imported here: it imports this module
-        stateful = heuristic != "none" and tie_break == "random"
-        return search_amb(board, start_sq, order, first, closed, budget, stateful)
-    raise ValueError(f"unknown knight's tour strategy {strategy!r}; expected one of {STRATEGIES}")
+    return entry.solve(board, start_sq, order, mode is Mode.FIRST, closed, budget)
+
+
+def _recursive(board: KnightBoard, start: int, order: Orderer, first: bool, closed: bool,
+               budget: Budget) -> SearchResult:
+    call = lambda: _search_recursive(board, start, order, first, closed, budget)  # noqa: E731
+    return run_deep(call, board.size) if board.size > DEEP_BOARD else call()
+
+
+def _amb(board: KnightBoard, start: int, order: Orderer, first: bool, closed: bool,
+         budget: Budget) -> SearchResult:
+    from .knights_amb import search_amb  # imported here: it imports this module
+    return search_amb(board, start, order, first, closed, budget,
+                      getattr(order, "stateful", False))
+
+
+#: The knight's-tour strategies. Each ``solve`` takes ``(board, start, order,
+#: first, closed, budget)``: a :class:`KnightBoard`, the start square index, an
+#: :data:`Orderer` (:func:`make_orderer`), stop at the first tour, closed tours
+#: only, a :class:`~experiments.core.Budget` (not started) -- and returns a
+#: :class:`~experiments.core.SearchResult`. All three walk the same tree.
+STRATEGIES = strategies(
+    "knight's tour strategy",
+    Strategy("recursive", _recursive, "depth-first backtracking, a Python function calling "
+             "itself (big boards in a big-stack thread)",
+             engines=("python",), max_size=250_000, splittable=True, tree="dfs"),
+    Strategy("iterative", _search_iterative, "the same search with an explicit stack (no "
+             "recursion limit); the compiled engine runs this one",
+             engines=("python", "compiled"), max_size=4_000_000, splittable=True, tree="dfs"),
+    Strategy("amb", _amb, "McCarthy's Amb operator by re-execution: a choice point per "
+             "placement (quadratic, small boards)",
+             source="J. McCarthy, \"A basis for a mathematical theory of computation\", 1963",
+             engines=("python",), max_size=64, splittable=True, tree="dfs"),
+)

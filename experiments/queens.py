@@ -75,9 +75,8 @@ from .amb import Amb, TreeLedger
 from .checker import check_queens
 from .core import Budget, Mode, SearchResult, Status, StopSearch
 from .knights import run_deep
+from .registry import Strategy, strategies
 
-STRATEGIES = ("brute_force", "recursive", "iterative", "amb", "functional", "bitmask",
-              "construction")
 CONSTRUCTIONS = ("formula", "product")
 
 #: Boards above this many rows run the recursive strategies in a big-stack thread.
@@ -905,16 +904,67 @@ def _construct(n: int, method: str, budget: Budget) -> SearchResult:
     return SearchResult(Status.SOLVED, n, 0, 0, n, 1, n, tuple(cols))
 
 
-_SEARCHES: dict[str, Callable[[int, bool, bool, Budget], SearchResult]] = {
-    "brute_force": _search_brute_force,
-    "recursive": _search_recursive,
-    "iterative": _search_iterative,
-    "amb": _search_amb,
-    "functional": _search_functional,
-    "bitmask": _search_bitmask,
-}
-#: Strategies that recurse once per row.
-_RECURSIVE = ("brute_force", "recursive")
+def _deep(search: Callable[[int, bool, bool, Budget], SearchResult]
+          ) -> Callable[[int, bool, bool, Budget], SearchResult]:
+    """A strategy that recurses once per row, run in a big-stack thread for large n."""
+    def solve(n: int, first: bool, unique: bool, budget: Budget) -> SearchResult:
+        if n > DEEP_BOARD:
+            return run_deep(lambda: search(n, first, unique, budget), n)
+        return search(n, first, unique, budget)
+    solve.__doc__ = search.__doc__
+    return solve
+
+
+def _construction(n: int, first: bool, unique: bool, budget: Budget,
+                  method: str | None = None) -> SearchResult:
+    if not first:
+        raise ValueError("the construction strategy builds one solution; use mode='first'")
+    if unique:
+        raise ValueError("unique counting needs a searching strategy, not construction")
+    method = "formula" if method is None else method
+    if method not in CONSTRUCTIONS:
+        raise ValueError(f"unknown construction {method!r}; expected one of {CONSTRUCTIONS}")
+    if method == "product" and not _is_power_of_5(n):
+        raise ValueError(f"the product construction needs n = 5^k, got n = {n}")
+    return _construct(n, method, budget)
+
+
+#: The N-Queens strategies. Each ``solve`` takes ``(n, first, unique, budget)``
+#: (plus the keyword options its entry lists) and returns a
+#: :class:`~experiments.core.SearchResult`. ``recursive``, ``iterative``,
+#: ``amb`` and ``bitmask`` walk the same row-by-row tree (tree ``rows``).
+STRATEGIES = strategies(
+    "N-Queens strategy",
+    Strategy("brute_force", _deep(_search_brute_force),
+             "every one of the n^n placements, each checked only when complete",
+             engines=("python",), max_size=64, tree="brute"),
+    Strategy("recursive", _deep(_search_recursive),
+             "row-by-row backtracking, a Python function calling itself",
+             source="N. Wirth, Algorithms + Data Structures = Programs, 1976, sec. 3.5",
+             max_size=10_000, splittable=True, tree="rows"),
+    Strategy("iterative", _search_iterative,
+             "the same search with an explicit stack",
+             max_size=100_000, splittable=True, tree="rows"),
+    Strategy("amb", _search_amb,
+             "McCarthy's Amb operator by re-execution, require() right after each choice",
+             source="J. McCarthy, \"A basis for a mathematical theory of computation\", 1963",
+             max_size=1_000, splittable=True, tree="rows"),
+    Strategy("functional", _search_functional,
+             "generate-and-filter column by column: all consistent placements of k columns "
+             "from those of k-1",
+             max_size=1_000, tree="functional"),
+    Strategy("bitmask", _search_bitmask,
+             "row-by-row backtracking on three bit masks; the compiled engine runs this one",
+             source="M. Richards, \"Backtracking algorithms in MCPL using bit patterns and "
+             "recursion\", 1997",
+             engines=("python", "compiled"), max_size=100_000, splittable=True, tree="rows"),
+    Strategy("construction", _construction,
+             "no search: an explicit formula for every n >= 4, or the product that grows a "
+             "5-queens solution into 5^k queens; always verified",
+             source="E. J. Hoffman, J. C. Loessi, R. C. Moore, \"Constructions for the "
+             "solution of the m queens problem\", Math. Magazine 42(2), 1969",
+             max_size=10_000_000, options=("method",), modes=("first",)),
+)
 
 
 def solve_queens(
@@ -957,27 +1007,12 @@ def solve_queens(
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
     mode = Mode(mode)
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown N-Queens strategy {strategy!r}; expected one of {STRATEGIES}")
-    if method is not None and strategy != "construction":
+    entry = STRATEGIES.get_or_raise(strategy)
+    if method is not None and "method" not in entry.options:
         raise ValueError(f"method={method!r} applies to the construction strategy only, "
                          f"not to {strategy!r}")
     if unique and mode is not Mode.COUNT:
         raise ValueError("unique counting needs mode='count'")
     budget = Budget(max_nodes, max_seconds)
-    if strategy == "construction":
-        if mode is not Mode.FIRST:
-            raise ValueError("the construction strategy builds one solution; use mode='first'")
-        if unique:
-            raise ValueError("unique counting needs a searching strategy, not construction")
-        method = "formula" if method is None else method
-        if method not in CONSTRUCTIONS:
-            raise ValueError(f"unknown construction {method!r}; expected one of {CONSTRUCTIONS}")
-        if method == "product" and not _is_power_of_5(n):
-            raise ValueError(f"the product construction needs n = 5^k, got n = {n}")
-        return _construct(n, method, budget)
-    search = _SEARCHES[strategy]
-    first = mode is Mode.FIRST
-    if strategy in _RECURSIVE and n > DEEP_BOARD:
-        return run_deep(lambda: search(n, first, unique, budget), n)
-    return search(n, first, unique, budget)
+    options = {"method": method} if "method" in entry.options else {}
+    return entry.solve(n, mode is Mode.FIRST, unique, budget, **options)
