@@ -28,7 +28,7 @@ import time
 import ray
 
 from experiments.compiled import solve_knights_compiled, solve_queens_compiled, warm_up
-from runner.config import Trial
+from runner.trial import Trial
 from runner.split_runner import run_split_trials
 
 

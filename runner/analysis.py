@@ -35,14 +35,11 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from . import plugins
+from .censoring import CENSORED, STATUSES, bound_flags
 from .errors import ResultsError
-from .problems import PROBLEMS
+from .problems import PROBLEMS, get_problem
 from .store import config_of, load_rows, part_files
-
-#: Statuses of trials stopped by a budget: their counters are lower bounds.
-CENSORED = ("node_limit", "time_limit")
-#: Every status, in the order tables show them.
-STATUSES = ("solved", "exhausted", "node_limit", "time_limit", "error")
 #: Counters of the metrics contract (identical across repeats of a trial).
 COUNTERS = ("nodes", "backtracks", "dead_ends", "checks", "solutions", "max_depth")
 #: Timings in nanoseconds (they vary across repeats; folded by the median).
@@ -56,7 +53,7 @@ NOT_PARAMETERS = frozenset({
     "repeat", "repeats", "status", *COUNTERS, *TIMINGS, "solution", "error",
     *{c for problem in PROBLEMS.values() for c in problem.extra_columns}, "compile_ns",
     "candidates", "btlab_version", "git_commit", "python_version", "ray_version", "host",
-    "node_id", "pid", "started_at",
+    "node_id", "pid", "started_at", "plugins",
 })
 #: Columns besides the parameters that tell two trials apart (not the repeat).
 _TRIAL_KEYS = ("source", "problem", "budget_nodes", "budget_seconds", "seed")
@@ -176,12 +173,25 @@ def parameter_columns(df: pd.DataFrame) -> list[str]:
     """
     problems = (list(pd.unique(df["problem"].dropna().astype(str)))
                 if "problem" in df.columns else [])
-    if problems and all(p in PARAMETERS for p in problems):
-        names = [c for p in problems for c in PARAMETERS[p]]
+    known = {p: _parameters_of(p) for p in problems}
+    if problems and all(v is not None for v in known.values()):
+        names = [c for p in problems for c in known[p] or ()]
     else:
         names = [c for c in df.columns if c not in NOT_PARAMETERS]
         names += [c for p in PARAMETERS.values() for c in p]
     return [c for c in dict.fromkeys(names) if c in df.columns]
+
+
+def _parameters_of(problem: str) -> tuple[str, ...] | None:
+    """A problem's parameter columns: built-in, or a plug-in's that imports here; else None."""
+    if problem in PARAMETERS:
+        return PARAMETERS[problem]
+    if not plugins.is_ref(problem):
+        return None
+    try:
+        return tuple(get_problem(problem).columns.names)
+    except plugins.PluginError:
+        return None
 
 
 def is_censored(df: pd.DataFrame) -> pd.Series:
@@ -305,12 +315,8 @@ def summary(df: pd.DataFrame, by: Sequence[str] | str | None = None,
     for key, sub in work.groupby(by[0] if len(by) == 1 else by, observed=True, dropna=False,
                                  sort=True):
         for m in metrics:
-            v = sub[m].dropna().sort_values()
-            c = sub.loc[sub["_censored"], m].dropna()
-            upper_middle = v.iloc[len(v) // 2] if len(v) else math.nan
-            bound = {"min": bool((c <= v.min()).any()) if len(v) else False,
-                     "median": bool((c <= upper_middle).any()),
-                     "mean": bool(len(c)), "max": bool(len(c))}
+            flags = bound_flags(sub[m], sub["_censored"])
+            bound = {stat: flags[stat] for stat in ("min", "median", "mean", "max")}
             for stat, is_bound in bound.items():
                 text.loc[key, (m, stat)] = format_value(m, out.loc[key, (m, stat)], is_bound)
     for col in counts.columns:

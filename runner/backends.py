@@ -19,9 +19,10 @@ from collections import deque
 from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable, Iterator, Protocol, Sequence
 
-from .config import Trial
 from .errors import BackendError
 from .execute import METRIC_COLUMNS, run_trial
+from .split_runner import run_split_trials, serial_solver
+from .trial import Trial
 
 Row = dict[str, Any]
 
@@ -62,7 +63,6 @@ class SerialBackend:
     def run(self, trials: Iterable[Trial], total: int | None = None) -> Iterator[Row]:
         for trial in trials:
             if trial.split is not None:
-                from .split_runner import serial_solver
                 yield run_trial(trial, solve=serial_solver(trial, self.split_checkpoints,
                                                            self.split_progress))
             else:
@@ -204,7 +204,8 @@ class RayBackend:
     """
 
     def __init__(self, address: str | None = None, workers: int | None = None,
-                 batch_size: int | None = None, max_retries: int = 3, dashboard: bool = False):
+                 batch_size: int | None = None, max_retries: int = 3, dashboard: bool = False,
+                 py_modules: Sequence[str] = ()):
         import ray
 
         self._ray = ray
@@ -247,7 +248,11 @@ class RayBackend:
         self.lost = 0          # trials given up after max_retries worker deaths
         # max_retries=0: the driver retries (see above); Ray would rerun the whole
         # task, finished trials included.
-        self._task = ray.remote(num_cpus=1, max_retries=0)(_ray_batch)
+        #: the runtime_env of every task: plug-in modules (:func:`runner.plugins.ship_paths`)
+        #: beside what the job already ships, or None when there are none
+        self.task_env = _task_runtime_env(ray, py_modules)
+        task = ray.remote(num_cpus=1, max_retries=0)(_ray_batch)
+        self._task = task.options(runtime_env=self.task_env) if self.task_env else task
 
     def run(self, trials: Iterable[Trial], total: int | None = None) -> Iterator[Row]:
         ray = self._ray
@@ -260,10 +265,10 @@ class RayBackend:
         if head.split is not None:
             # `split` is a config-level key: every trial of the sweep is split. One
             # trial at a time, its subtrees spread over the workers.
-            from .split_runner import run_split_trials
             yield from run_split_trials([head, *stream], ray, self.workers,
                                         checkpoints=self.split_checkpoints,
-                                        progress=self.split_progress)
+                                        progress=self.split_progress,
+                                        runtime_env=self.task_env)
             return
         stream = itertools.chain([head], stream)
         first_size = self.batch_size or batch_size_for(total, self.workers)
@@ -460,12 +465,29 @@ def _code_runtime_env() -> dict[str, Any]:
                            os.path.dirname(runner.__file__)]}
 
 
+def _task_runtime_env(ray: Any, py_modules: Sequence[str]) -> dict[str, Any] | None:
+    """The job's ``py_modules`` plus the plug-ins', as one task runtime_env (None: no plug-ins).
+
+    A task's ``py_modules`` replaces the job's, so the job's (btlab's own
+    packages, on a cluster) are repeated.
+    """
+    if not py_modules:
+        return None
+    job = dict(ray.get_runtime_context().runtime_env or {})
+    return {"py_modules": [*job.get("py_modules", []), *py_modules]}
+
+
 def make_backend(name: str, address: str | None = None, workers: int | None = None,
-                 batch_size: int | None = None, dashboard: bool = False) -> Backend:
-    """The backend called ``name`` (``ray`` or ``serial``)."""
+                 batch_size: int | None = None, dashboard: bool = False,
+                 py_modules: Sequence[str] = ()) -> Backend:
+    """The backend called ``name`` (``ray`` or ``serial``).
+
+    ``py_modules``: local paths of plug-in modules the Ray workers must import
+    (:func:`runner.plugins.ship_paths`); the serial backend imports them itself.
+    """
     if name == "serial":
         return SerialBackend()
     if name == "ray":
         return RayBackend(address=address, workers=workers, batch_size=batch_size,
-                          dashboard=dashboard)
+                          dashboard=dashboard, py_modules=py_modules)
     raise ValueError(f"unknown backend {name!r}; expected 'ray' or 'serial'")

@@ -29,6 +29,7 @@ from rich.markup import escape
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 
+from . import plugins
 from .errors import BtlabError
 
 
@@ -167,7 +168,11 @@ def cmd_run(args, console: Console) -> int:
     # Trials are streamed, never held in a list, so that the driver's memory stays
     # flat however many trials a sweep has: this pass checks every one before
     # anything is written, a second one (below) feeds the backend.
-    wanted = {t.trial_id for t in iter_trials(config)}
+    wanted: set[str] = set()
+    refs: set[str] = set()  # plug-ins the trials run, shipped to Ray workers
+    for t in iter_trials(config):
+        wanted.add(t.trial_id)
+        refs.update(t.plugins)
     mirror = None
     if args.out and is_uri(args.out):
         # a filesystem URI (shared storage): parts are written whole to a local
@@ -205,7 +210,8 @@ def cmd_run(args, console: Console) -> int:
         if to_run:
             failed, interrupted, backend, elapsed = _run_trials(
                 args, console, store, todo, to_run,
-                checkpoints if config.model.split is not None else None)
+                checkpoints if config.model.split is not None else None,
+                plugins.ship_paths(sorted(refs)))
     finally:
         store.close()
     if backend is not None:
@@ -243,13 +249,14 @@ def cmd_run(args, console: Console) -> int:
     return 0
 
 
-def _run_trials(args, console: Console, store, todo, total: int, checkpoints=None
-                ) -> tuple[int, bool, object, float]:
+def _run_trials(args, console: Console, store, todo, total: int, checkpoints=None,
+                py_modules: list[str] | None = None) -> tuple[int, bool, object, float]:
     """Start the backend and run ``todo`` (a stream of ``total`` trials) into ``store``.
 
     ``checkpoints`` (split sweeps): where finished subtrees are saved; a split
     trial's row is written to disk as soon as it arrives, then its checkpoint
     is deleted, and a second bar shows the subtrees of the running trial.
+    ``py_modules``: plug-in modules the Ray workers need.
 
     Returns:
         (trials with status error, interrupted?, the backend, seconds spent running)
@@ -259,7 +266,8 @@ def _run_trials(args, console: Console, store, todo, total: int, checkpoints=Non
     t0 = time.monotonic()
     try:
         backend = make_backend(args.backend, address=args.address, workers=args.workers,
-                               batch_size=args.batch_size, dashboard=args.dashboard)
+                               batch_size=args.batch_size, dashboard=args.dashboard,
+                               py_modules=py_modules or ())
     except KeyboardInterrupt:
         console.print(f"interrupted while starting {args.backend}: no trial ran")
         return 0, True, None, 0.0

@@ -24,11 +24,10 @@ Python objects are refused.
 from __future__ import annotations
 
 import difflib
-import hashlib
 import itertools
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Iterator, Mapping, Optional
 
@@ -36,8 +35,14 @@ import yaml
 from pydantic import (BaseModel, ConfigDict, Field, StrictInt, TypeAdapter,
                       ValidationError)
 
+from . import plugins
 from .errors import ConfigError
-from .problems import PROBLEMS, ParamError, Problem
+from .problems import PROBLEMS, get_problem
+from .spec import ParamError, ProblemSpec
+from .trial import Trial
+
+__all__ = ["DEFAULT_TRIAL_CAP", "SweepConfig", "Trial", "check_trial_cap", "count_trials",
+           "expand", "iter_trials", "load_config", "parse_config", "product_size"]
 
 #: A sweep larger than this needs ``--yes``.
 DEFAULT_TRIAL_CAP = 1_000_000
@@ -75,57 +80,6 @@ class SweepModel(BaseModel):
     split: Any = None
 
 
-#: Parameters that choose how a tree is walked, not which tree.
-WALK_PARAMETERS = frozenset({"strategy", "engine"})
-
-
-@dataclass(frozen=True)
-class Trial:
-    """One search to run: a problem, its canonical parameters, budget, seed, repeat.
-
-    Attributes:
-        problem: the problem name (``knights_tour``, ``n_queens``).
-        columns: the canonical parameters, one Parquet column each.
-        budget_nodes, budget_seconds: the budgets (None: no limit).
-        seed: the config's seed.
-        repeat: 0-based repeat index (timing repeats; counters must not change).
-        trial_id: stable hash of all of the above (16 hex digits).
-        solver_seed: seed handed to the solver (the ``random`` tie-break): a
-            hash of the config seed and the parameters that shape the search
-            tree -- not ``strategy`` or ``engine``, nor the budget or repeat --
-            so it is the same on every repeat, machine, strategy and engine.
-    """
-
-    problem: str
-    columns: Mapping[str, Any]
-    budget_nodes: int | None
-    budget_seconds: float | None
-    seed: int
-    repeat: int
-    trial_id: str = field(default="", compare=False)
-    solver_seed: int = field(default=0, compare=False)
-    #: split depth (an int), ``"auto"``, or None (not split). Not part of the
-    #: trial id: a split trial reports exactly the counters of the unsplit one.
-    split: int | str | None = field(default=None, compare=False)
-
-    def __post_init__(self) -> None:
-        key = {"problem": self.problem, "params": dict(self.columns),
-               "budget_nodes": self.budget_nodes, "budget_seconds": self.budget_seconds,
-               "seed": self.seed}
-        # The random tie-break's seed: the config's seed and the parameters that
-        # shape the tree, not how it is walked (strategy, engine) nor how far
-        # (budget), so that strategies and engines walk the same tree.
-        tree = {k: v for k, v in self.columns.items() if k not in WALK_PARAMETERS}
-        tree_digest = _digest({"problem": self.problem, "params": tree, "seed": self.seed})
-        object.__setattr__(self, "solver_seed", int(tree_digest[:16], 16))
-        object.__setattr__(self, "trial_id", _digest({**key, "repeat": self.repeat})[:16])
-
-
-def _digest(obj: Any) -> str:
-    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=list)
-    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
-
-
 @dataclass(frozen=True)
 class SweepConfig:
     """A validated config.
@@ -139,7 +93,7 @@ class SweepConfig:
     """
 
     model: SweepModel
-    problem: Problem
+    problem: ProblemSpec
     source: str
     positions: Mapping[KeyPath, Position]
     text: str
@@ -256,6 +210,9 @@ def _from_pydantic(cfg_error, err: dict, prefix: KeyPath, allowed_keys: list[str
         expected = f"the key {loc[-1]!r}"
         found = "no such key"
         fix = f"add {loc[-1]}: ..."
+    elif kind == "plugin_error":
+        expected, found, fix = (err["ctx"]["expected"], err["ctx"]["found"],
+                                err["ctx"]["fix"])
     elif kind == "string_pattern_mismatch" and loc == ("name",):
         expected = ("a name of letters, digits, '.', '_' and '-', starting with a letter or "
                     "digit (it names the results folder results/<name>, so no '/' or '..')")
@@ -328,10 +285,15 @@ def parse_config(text: str, source: str = "<string>") -> SweepConfig:
         sub = first["loc"][:1]
         allowed = list(BudgetModel.model_fields) if sub == ("budget",) else list(SweepModel.model_fields)
         raise _from_pydantic(err, first, (), allowed) from None
-    if model.problem not in PROBLEMS:
-        raise err(("problem",), f"one of {', '.join(PROBLEMS)}", repr(model.problem),
-                  _did_you_mean(model.problem, list(PROBLEMS)) or "pick a listed problem")
-    problem = PROBLEMS[model.problem]
+    try:
+        problem = get_problem(model.problem)
+    except plugins.PluginError as exc:
+        raise err(("problem",), exc.expected, exc.found, exc.fix) from None
+    except ValueError:
+        raise err(("problem",), f"one of {', '.join(PROBLEMS)}, or a plug-in "
+                  "'module:PROBLEM' (docs/extending.md)", repr(model.problem),
+                  _did_you_mean(model.problem, list(PROBLEMS)) or "pick a listed problem"
+                  ) from None
     split = model.split
     if split is not None and split != "auto":
         ok = (isinstance(split, dict) and set(split) == {"depth"}
@@ -354,7 +316,7 @@ def parse_config(text: str, source: str = "<string>") -> SweepConfig:
 # --------------------------------------------------------------------------- parameters
 
 
-def _adapters(problem: Problem) -> dict[str, TypeAdapter]:
+def _adapters(problem: ProblemSpec) -> dict[str, TypeAdapter]:
     fields = problem.params.model_fields
     out = {}
     for name, info in fields.items():
@@ -503,6 +465,7 @@ def iter_trials(config: SweepConfig) -> Iterator[Trial]:
     problem = config.problem
     budget = m.budget
     seen: set = set()
+    hashes: dict[str, str] = {}
     for params, src in _combinations(config):
         key, variants = None, [None]
         for name, values_of in problem.expand_all.items():
@@ -519,6 +482,7 @@ def iter_trials(config: SweepConfig) -> Iterator[Trial]:
                 continue
             seen.add(frozen)
             try:
+                problem.check_strategy(columns)
                 problem.check(columns)
             except ParamError as exc:
                 raise config.error(src.get(exc.param, ("fixed",)), exc.expected, exc.found,
@@ -526,14 +490,28 @@ def iter_trials(config: SweepConfig) -> Iterator[Trial]:
             split = None
             if m.split is not None:
                 split = m.split if isinstance(m.split, str) else m.split["depth"]
-                from .split_runner import check_split
+                if problem.split is None:
+                    raise config.error(("split",), f"no split: problem {problem.name} "
+                                       "defines no split support", f"split: {m.split}",
+                                       "drop split")
                 try:
-                    check_split(problem.name, columns)
+                    problem.split.check(columns)
                 except ParamError as exc:
                     raise config.error(("split",), exc.expected, exc.found, exc.fix) from None
+            used = dict(problem.plugins(columns)) if problem.plugins else {}
+            if plugins.is_ref(problem.name):
+                used["problem"] = problem.name
+            for param, ref in used.items():
+                if ref not in hashes:
+                    try:
+                        hashes[ref] = plugins.source_hash(ref)
+                    except plugins.PluginError as exc:
+                        raise config.error(src.get(param, ("problem",)), exc.expected,
+                                           exc.found, exc.fix) from None
+            trial_plugins = {ref: hashes[ref] for ref in used.values()}
             for r in range(m.repeats):
                 yield Trial(problem.name, columns, budget.nodes, budget.seconds, m.seed, r,
-                            split=split)
+                            split=split, plugins=trial_plugins)
 
 
 def expand(config: SweepConfig) -> list[Trial]:

@@ -7,6 +7,7 @@ nothing of Ray or files. A trial that raises becomes a row with status
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -17,8 +18,8 @@ from typing import Any, Iterable, Mapping
 
 from experiments.core import Status
 
-from .config import Trial
-from .problems import PROBLEMS
+from .problems import get_problem
+from .trial import Trial
 
 #: Metric columns every row carries (the metrics contract), in order.
 METRIC_COLUMNS = ("status", "nodes", "backtracks", "dead_ends", "checks", "solutions",
@@ -58,9 +59,9 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
         trial: the trial.
         node_id: the Ray node id of the worker, when run by Ray.
         solve: the solve call ``(columns, max_nodes, max_seconds, seed) ->
-            SearchResult``; default: the problem's, or for a split trial
-            (``trial.split`` set) the serial split reference
-            (:func:`runner.split_runner.solve_serial`).
+            SearchResult``; default: the problem's. A split trial
+            (``trial.split`` set) is run by its backend with the split's
+            solve call (:func:`runner.split_runner.serial_solver`).
 
     Returns:
         A dict: ``trial_id``, the parameter columns, budget, seed, repeat, the
@@ -71,7 +72,6 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
         after the problem's ``prepare`` step (compiling or loading kernels),
         whose cost goes to its own extra column (``compile_ns``).
     """
-    problem = PROBLEMS[trial.problem]
     row: dict[str, Any] = {
         "trial_id": trial.trial_id,
         **trial.columns,
@@ -83,11 +83,15 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
         "node_id": node_id,
         "pid": os.getpid(),
         "started_at": datetime.now(timezone.utc),
+        "plugins": json.dumps(dict(trial.plugins), sort_keys=True) if trial.plugins else None,
     }
     prepared: Mapping[str, Any] = {}
+    extra_columns: tuple[str, ...] = ()
     cpu0 = time.process_time_ns()
     wall0 = time.perf_counter_ns()
     try:
+        problem = get_problem(trial.problem)
+        extra_columns = problem.extra_columns
         if problem.prepare is not None:
             prepared = problem.prepare(trial.columns)
             cpu0 = time.process_time_ns()
@@ -95,10 +99,8 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
         _inject_test_fault(trial.trial_id)
         if solve is None:
             if trial.split is not None:
-                from .split_runner import serial_solver
-                solve = serial_solver(trial)
-            else:
-                solve = problem.solve
+                raise ValueError("a split trial runs through its backend's split solver")
+            solve = problem.solve
         result = solve(trial.columns, trial.budget_nodes, trial.budget_seconds,
                        trial.solver_seed)
         wall = time.perf_counter_ns() - wall0
@@ -124,7 +126,7 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
                    checks=None, solutions=None, max_depth=None, wall_ns=wall, cpu_ns=cpu,
                    solution=None,
                    error=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=-3)}")
-        for name in problem.extra_columns:
+        for name in extra_columns:
             row[name] = prepared.get(name)
     return row
 

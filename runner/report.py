@@ -8,14 +8,13 @@ no script, no web font and no link to fetch. It holds, in order:
 2. the headline tables, exactly as ``btlab show`` prints them (captured from
    :mod:`runner.summary` and exported as HTML), then a summary table from
    :func:`runner.analysis.summary` with bounds marked ``>=``;
-3. comparisons against the natural baseline (:data:`COMPARISONS`: every
+3. comparisons against the natural baseline the problem's spec names
+   (:attr:`runner.spec.ProblemSpec.comparisons`: for the knight's tour every
    heuristic against ``none``, every strategy against ``recursive``), totals
    split into exact and bounded parts;
-4. plots that fit the problem: knight's tour -- a heatmap of backtracks over
-   the start squares per heuristic (one colour scale per board), time
-   against nodes, backtracks against board size when boards vary, one
-   example tour per heuristic; N-Queens -- nodes and time against n per
-   strategy, time against nodes, a placement;
+4. the problem's own section (:attr:`runner.spec.ProblemSpec.report`; see
+   :mod:`runner.problems.knights_tour.views`, :mod:`runner.problems.n_queens.views`),
+   or, for a problem that defines none, wall time against nodes;
 5. failed trials, if any (first line of each message);
 6. the config as stored in the Parquet metadata, and provenance: runs,
    hosts, btlab / Python / Ray versions, git commits, schema version.
@@ -23,26 +22,25 @@ no script, no web font and no link to fetch. It holds, in order:
 
 from __future__ import annotations
 
-import base64
-import html
 import io
-import re
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 import yaml
-from matplotlib.figure import Figure
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import analysis, plots
+from . import analysis, plots, plugins
+from .html import escape as _e
+from .html import figure, figures, skipped
+from .html import table as _table
+from .problems import get_problem
+from .spec import ProblemSpec
 from .store import btlab_version, config_of, part_files, read_meta
-
-#: At most this many heatmaps and example tours go into one report.
-MAX_PLOTS_PER_KIND = 12
+from .summary import print_headline
 
 _CSS = """
 body { font-family: -apple-system, "Segoe UI", "DejaVu Sans", Helvetica, Arial, sans-serif;
@@ -110,11 +108,14 @@ def render_report(results: str | Path) -> str:
             f"{_e(btlab_version())}.")
     if config.get("description"):
         lead = f"{_e(config['description'])}<br>{lead}"
+    try:
+        spec: ProblemSpec | None = get_problem(problem)
+    except (ValueError, plugins.PluginError) as exc:
+        spec = None
+        sections.append(skipped(f"problem {problem}", exc))
     sections.append(_headline(df))
-    sections.append(_comparisons(df, problem))
-    plot_section = {"knights_tour": _knight_plots, "n_queens": _queens_plots}.get(problem)
-    if plot_section is not None:
-        sections.append(plot_section(df))
+    sections.append(_comparisons(df, spec))
+    sections.append(_problem_section(df, spec))
     sections.append(_errors(df))
     sections.append(_config_and_provenance(df, folder, config))
     body = "\n".join(s for s in sections if s)
@@ -126,16 +127,6 @@ def render_report(results: str | Path) -> str:
 
 
 # --------------------------------------------------------------------------- sections
-
-
-def _e(value: Any) -> str:
-    return html.escape(str(value))
-
-
-def _table(frame: pd.DataFrame, index: bool = True) -> str:
-    text = frame.to_html(classes="data", border=0, index=index, na_rep="-", escape=True)
-    text = text.replace('<table border="0" class="dataframe data">', '<table class="data">')
-    return re.sub(r"<td>(&gt;=|&lt;=|unknown)", r'<td class="bound">\1', text)
 
 
 class _Collector(Console):
@@ -179,11 +170,8 @@ def rich_table_html(table: Table) -> str:
 
 
 def _headline(df: pd.DataFrame) -> str:
-    from .summary import HEADLINES, print_headline
-
     parts = ["<h2>Headline</h2>"]
-    problem = str(df["problem"].iloc[0]) if len(df) else ""
-    if problem in HEADLINES:
+    if len(df):
         console = _Collector()
         print_headline(df, console)
         parts.append('<p class="note">The tables <code>btlab show</code> prints. Trials stopped '
@@ -219,21 +207,14 @@ def _headline(df: pd.DataFrame) -> str:
                           + _table(table[m].reset_index(), index=False) + "</div>")
         parts.append('<div class="figures">' + "\n".join(tables) + "</div>")
     except ValueError as exc:
-        parts.append(_skipped("summary", exc))
+        parts.append(skipped("summary", exc))
     return "\n".join(parts)
 
 
-#: The comparisons a report makes when the column varies: (column, baseline, metrics).
-COMPARISONS = {
-    "knights_tour": [("heuristic", "none", ("backtracks", "nodes")),
-                     ("strategy", "recursive", ("nodes", "wall_ns"))],
-    "n_queens": [("strategy", "recursive", ("nodes", "wall_ns"))],
-}
-
-
-def _comparisons(df: pd.DataFrame, problem: str) -> str:
-    return "\n".join(_comparison(df, column, baseline, metrics)
-                     for column, baseline, metrics in COMPARISONS.get(problem, []))
+def _comparisons(df: pd.DataFrame, spec: ProblemSpec | None) -> str:
+    if spec is None:
+        return ""
+    return "\n".join(_comparison(df, c.column, c.baseline, c.metrics) for c in spec.comparisons)
 
 
 def _comparison(df: pd.DataFrame, column: str, baseline: str, metrics: tuple[str, ...]) -> str:
@@ -258,7 +239,7 @@ def _comparison(df: pd.DataFrame, column: str, baseline: str, metrics: tuple[str
             try:
                 cmp = analysis.compare(df, {column: baseline}, {column: value}, metric=metric)
             except ValueError as exc:
-                parts.append(_skipped(f"{column} = {value}, {metric}", exc))
+                parts.append(skipped(f"{column} = {value}, {metric}", exc))
                 continue
             title = plots.label(metric).replace(" (s)", "")
             parts.append(f"<h3>{_e(title)}: {column} = {_e(value)} against {_e(baseline)}</h3>")
@@ -270,95 +251,20 @@ def _comparison(df: pd.DataFrame, column: str, baseline: str, metrics: tuple[str
     return "\n".join(parts)
 
 
-def _knight_plots(df: pd.DataFrame) -> str:
-    parts = ["<h2>Plots</h2>"]
-    labels = [c for c in ("heuristic", "tie_break", "strategy", "mode", "move_order", "closed",
-                          "engine", "source") if c in df.columns
-              and df[c].nunique(dropna=False) > 1]
-    boards = df[["rows", "cols"]].drop_duplicates().sort_values(["rows", "cols"])
-    figures: list[str] = []
-    count = 0
-    for rows, cols in boards.itertuples(index=False):
-        board = df[(df["rows"] == rows) & (df["cols"] == cols)]
-        if len(board[["start_row", "start_col"]].drop_duplicates()) < 2:
-            continue
-        ok = board[board["status"].astype("object") != "error"]["backtracks"]
-        vmax = float(ok.max()) if len(ok) else None
-        groups = board.groupby(labels, observed=True, sort=True) if labels else [((), board)]
-        for key, _ in groups:
-            if count >= MAX_PLOTS_PER_KIND:
-                break
-            key = key if isinstance(key, tuple) else (key,)
-            filters = {"rows": int(rows), "cols": int(cols), **dict(zip(labels, key))}
-            figures.append(_figure(
-                lambda f=filters: plots.heatmap(df, "backtracks", vmax=vmax, **f),
-                f"Backtracks by start square on {rows} x {cols}, "
-                + (", ".join(f"{k} = {v}" for k, v in zip(labels, key)) or "all trials")
-                + ". Log colour scale shared by this board's heatmaps; hatched cells stopped at "
-                "a budget (lower bounds).", "png", "heatmap"))
-            count += 1
-    if figures:
-        parts.append("<h3>Backtracks by start square</h3>")
-        parts.append(_figures(figures))
-    scaling = []
-    if len(boards) > 2:
-        by = next((c for c in ("heuristic", "strategy", "tie_break") if c in labels), None)
-        scaling.append(_figure(lambda: plots.metric_vs_size(df, "backtracks", by=by),
-                               "Backtracks against board size, median over start squares "
-                               "(band: min to max; open triangles: lower bounds).", "svg"))
-        scaling.append(_figure(lambda: plots.metric_vs_size(df, "wall_ns", by=by),
-                               "Wall time against board size.", "svg"))
-    scaling.append(_figure(lambda: plots.time_vs_nodes(df),
-                           "Wall time against nodes, one point per trial (repeats: median "
-                           "time). The dashed line is the median speed; points above it are "
-                           "slower per node.", "png"))
-    parts.append("<h3>Work and time</h3>")
-    parts.append(_figures(scaling))
-    tours = []
-    solved = df[(df["status"].astype("object") == "solved") & df["solution"].notna()]
-    tour_groups = solved.groupby(labels, observed=True, sort=True) if labels else [((), solved)]
-    for key, sub in tour_groups:
-        if len(tours) >= MAX_PLOTS_PER_KIND:
-            break
-        sub = sub.sort_values(["rows", "cols", "start_row", "start_col"])
-        row = sub.iloc[0]
-        key = key if isinstance(key, tuple) else (key,)
-        tours.append(_figure(lambda r=row: plots.knight_tour(r),
-                             "Example tour" + (" for " + ", ".join(
-                                 f"{k} = {v}" for k, v in zip(labels, key)) if labels else "")
-                             + f": the first solved start square, ({int(row['start_row'])}, "
-                             f"{int(row['start_col'])}).", "svg", "board"))
-    if tours:
-        parts.append("<h3>Example tours</h3>")
-        parts.append(_figures(tours))
-    return "\n".join(parts)
+def _generic_plots(df: pd.DataFrame) -> str:
+    """Plots of a problem whose spec brings none: time against nodes, by the first varying
+    parameter."""
+    by = next((c for c in analysis.parameter_columns(df) if df[c].nunique() > 1), None)
+    return "<h2>Plots</h2>" + figures([figure(lambda: plots.time_vs_nodes(df, by=by),
+                                              "Wall time against nodes, one point per trial.",
+                                              "png")])
 
 
-def _queens_plots(df: pd.DataFrame) -> str:
-    parts = ["<h2>Plots</h2>"]
-    by = next((c for c in ("strategy", "mode", "source") if c in df.columns
-               and df[c].nunique() > 1), None)
-    figures = []
-    if "n" in df.columns and df["n"].nunique() > 1:
-        figures.append(_figure(lambda: plots.metric_vs_size(df, "nodes", by=by),
-                               "Nodes (placements) against n, median per strategy "
-                               "(open triangles: lower bounds).", "svg"))
-        figures.append(_figure(lambda: plots.metric_vs_size(df, "wall_ns", by=by),
-                               "Wall time against n, median over repeats.", "svg"))
-    figures.append(_figure(lambda: plots.time_vs_nodes(df, by=by),
-                           "Wall time against nodes, one point per trial.", "png"))
-    parts.append(_figures(figures))
-    placed = df[df["solution"].notna() & df["status"].astype("object").isin(["solved",
-                                                                             "exhausted"])]
-    placed = placed[placed["solution"].map(lambda s: s is not None and len(s) > 0)]
-    if len(placed):
-        row = placed.sort_values("n" if "n" in placed.columns else "trial_id").iloc[-1]
-        parts.append("<h3>A placement</h3>")
-        parts.append(_figures([_figure(lambda: plots.queens(row),
-                                       "The solution of the largest n solved "
-                                       "(queen column by row, row 0 at the top).", "svg",
-                                       "board")]))
-    return "\n".join(parts)
+def _problem_section(df: pd.DataFrame, spec: ProblemSpec | None) -> str:
+    if spec is None:
+        return ""
+    section = spec.hook("report")
+    return section(df) if section is not None else _generic_plots(df)
 
 
 def _errors(df: pd.DataFrame) -> str:
@@ -423,38 +329,3 @@ def _config_yaml(config: dict) -> str:
         ordered["description"] = " ".join(ordered["description"].split())
     return yaml.safe_dump(ordered, sort_keys=False, allow_unicode=True, width=100,
                           default_flow_style=None)
-
-
-# --------------------------------------------------------------------------- figures
-
-
-def _figure(make: Callable[[], Figure], caption: str, fmt: str = "png",
-            kind: str = "wide") -> str:
-    """One ``<figure>`` with the plot embedded as a data URI, or a note why it is missing.
-
-    ``kind`` sets the display width: ``heatmap`` (two a row), ``wide`` or ``board``.
-    """
-    try:
-        fig = make()
-    except (ValueError, KeyError) as exc:
-        return _skipped(caption.split(".")[0], exc)
-    uri = figure_data_uri(fig, fmt)
-    return (f'<figure class="{kind}"><img src="{uri}" alt="{_e(caption)}">'
-            f"<figcaption>{_e(caption)}</figcaption></figure>")
-
-
-def figure_data_uri(fig: Figure, fmt: str = "png") -> str:
-    """``data:image/png;base64,...`` (or ``image/svg+xml``) of a Figure."""
-    buf = io.BytesIO()
-    meta = {"Software": None} if fmt == "png" else {"Date": None}
-    fig.savefig(buf, format=fmt, dpi=plots.DPI, bbox_inches="tight", metadata=meta)
-    mime = "image/png" if fmt == "png" else "image/svg+xml"
-    return f"data:{mime};base64,{base64.b64encode(buf.getvalue()).decode('ascii')}"
-
-
-def _figures(items: list[str]) -> str:
-    return '<div class="figures">' + "\n".join(items) + "</div>"
-
-
-def _skipped(what: str, exc: Exception) -> str:
-    return f'<p class="note">{_e(what)}: not shown ({_e(str(exc).splitlines()[0])}).</p>'

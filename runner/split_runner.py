@@ -58,8 +58,10 @@ from experiments.core import SearchResult, Status
 from experiments.split import (Combined, NeedRerun, SplitError, SplitPlan, auto_depth, combine,
                                plan_split, run_subtree)
 
-from .config import Trial
-from .problems import ParamError, parse_move_order
+from .execute import run_trial
+from .problems import get_problem
+from .spec import SplitSupport
+from .trial import Trial
 
 #: ``split: auto`` asks for at least this many subtree tasks per worker.
 TASKS_PER_WORKER = 16
@@ -83,41 +85,27 @@ _NOT_REACHED = SearchResult(Status.NODE_LIMIT, 0, 0, 0, 0, 0, 0)
 _OUT_OF_TIME = SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)
 
 
-def split_params(problem: str, columns: Mapping[str, Any], seed: int = 0) -> dict[str, Any]:
-    """The :func:`experiments.split.plan_split` parameters of a trial's columns."""
-    if problem == "knights_tour":
-        return {"rows": columns["rows"], "cols": columns["cols"],
-                "start": (columns["start_row"], columns["start_col"]),
-                "heuristic": columns["heuristic"], "tie_break": columns["tie_break"],
-                "move_order": parse_move_order(columns["move_order"]),
-                "closed": columns["closed"], "mode": columns["mode"],
-                "strategy": columns["strategy"], "engine": columns.get("engine", "python"),
-                "seed": seed}
-    return {"n": columns["n"], "mode": columns["mode"], "unique": columns["unique"],
-            "strategy": columns["strategy"], "engine": columns.get("engine", "python")}
-
-
-def check_split(problem: str, columns: Mapping[str, Any]) -> None:
-    """Refuse a trial that cannot be split exactly.
+def support(problem: str) -> SplitSupport:
+    """The split support of a problem's spec.
 
     Raises:
-        ParamError: the ``random`` tie-break with a heuristic, or an N-Queens
-            strategy that walks another tree than ``recursive``.
+        SplitError: the problem defines none.
     """
-    if problem == "knights_tour":
-        if columns["heuristic"] != "none" and columns["tie_break"] == "random":
-            raise ParamError("split", "no split with tie_break: random (its stream of draws "
-                             "follows the call order, which a split changes)",
-                             "tie_break: random", "drop split, or use another tie_break")
-    elif columns["strategy"] not in ("recursive", "iterative", "amb", "bitmask"):
-        raise ParamError("split", "strategy recursive, iterative, amb or bitmask with split",
-                         f"strategy: {columns['strategy']}", "drop split for this strategy")
+    spec = get_problem(problem)
+    if spec.split is None:
+        raise SplitError(f"problem {problem} defines no split support")
+    return spec.split
+
+
+def split_params(problem: str, columns: Mapping[str, Any], seed: int = 0) -> dict[str, Any]:
+    """The :func:`experiments.split.plan_split` parameters of a trial's columns."""
+    return support(problem).params(columns, seed)
 
 
 def resolve_depth(trial: Trial, params: Mapping[str, Any], workers: int) -> int:
     """The split depth of ``trial``: its own, or ``auto``'s for ``workers`` workers."""
     if trial.split == "auto":
-        return auto_depth(trial.problem, params, TASKS_PER_WORKER * max(1, workers),
+        return auto_depth(support(trial.problem).splitter, params, TASKS_PER_WORKER * max(1, workers),
                           AUTO_MAX_DEPTH)
     return int(trial.split)  # type: ignore[arg-type]
 
@@ -294,7 +282,8 @@ class _SplitState:
                  checkpoints: Optional[Checkpoints], progress: Optional[ProgressFn]):
         params = split_params(trial.problem, columns, seed)
         self.depth = resolve_depth(trial, params, workers)
-        self.plan = plan = plan_split(trial.problem, params, self.depth, max_nodes)
+        self.splitter = support(trial.problem).splitter
+        self.plan = plan = plan_split(self.splitter, params, self.depth, max_nodes)
         self.max_nodes = max_nodes
         self.n = len(plan.tasks)
         self.results: list[SearchResult | None] = [None] * self.n
@@ -404,7 +393,7 @@ def serial_solver(trial: Trial, checkpoints: Optional[Checkpoints] = None,
                     continue
                 if isinstance(out, NeedRerun):
                     st.rerun(out)
-                    st.arrive(out.index, run_subtree(plan.problem, plan.params,
+                    st.arrive(out.index, run_subtree(st.splitter, plan.params,
                                                      plan.tasks[out.index], out.max_nodes,
                                                      seconds))
                     continue
@@ -412,7 +401,7 @@ def serial_solver(trial: Trial, checkpoints: Optional[Checkpoints] = None,
                 calls += 1
                 for i in range(out.index, min(out.index + batch, st.n)):
                     if st.results[i] is None and not st.skip_unreachable(i):
-                        st.arrive(i, run_subtree(plan.problem, plan.params, plan.tasks[i],
+                        st.arrive(i, run_subtree(st.splitter, plan.params, plan.tasks[i],
                                                  st.budget(i), seconds))
         finally:
             st.close()
@@ -428,16 +417,14 @@ def subtree_task(problem: str, params: Mapping[str, Any], path, max_nodes: int |
     task starts. The compiled kernels are loaded first, so that a worker's
     first task does not spend its time budget loading them.
     """
+    split = support(problem)
     if deadline is None:
-        return run_subtree(problem, params, path, max_nodes, None)
-    if params.get("engine") == "compiled":
-        from experiments.compiled import warm_up
-
-        warm_up("knights" if problem == "knights_tour" else "queens")
+        return run_subtree(split.splitter, params, path, max_nodes, None)
+    split.warm_up(params)
     seconds = deadline - time.time()
     if seconds <= 0:
         return _OUT_OF_TIME
-    return run_subtree(problem, params, path, max_nodes, seconds)
+    return run_subtree(split.splitter, params, path, max_nodes, seconds)
 
 
 class _Job:
@@ -556,8 +543,6 @@ class _Job:
 
     def row(self, node_id: str | None) -> dict[str, Any]:
         """The trial's row (:func:`runner.execute.run_trial` checks the solution)."""
-        from .execute import run_trial
-
         if self.st is not None:
             self.st.close()
         result, error = self.result, self.error
@@ -575,7 +560,8 @@ class _Job:
 
 def run_split_trials(trials, ray: Any, workers: int, node_id: str | None = None,
                      checkpoints: Optional[Checkpoints] = None,
-                     progress: Optional[ProgressFn] = None):
+                     progress: Optional[ProgressFn] = None,
+                     runtime_env: Optional[dict[str, Any]] = None):
     """Run split trials on Ray, their subtree tasks spread over the workers; yield one row each.
 
     Scheduling, in order of priority, while fewer than
@@ -615,6 +601,8 @@ def run_split_trials(trials, ray: Any, workers: int, node_id: str | None = None,
             the sums over the trials started so far.
     """
     remote = ray.remote(num_cpus=1, max_retries=3)(subtree_task)
+    if runtime_env:  # plug-in modules for the workers (runner.backends._task_runtime_env)
+        remote = remote.options(runtime_env=runtime_env)
     window = WINDOW_PER_WORKER * max(1, workers)
     t0 = time.perf_counter()
     seen: dict[int, tuple[int, int, int]] = {}  # per trial started: done, total, placements
@@ -635,7 +623,7 @@ def run_split_trials(trials, ray: Any, workers: int, node_id: str | None = None,
     def submit(job: _Job, task: tuple[int, int | None]) -> None:
         i, cap = task
         plan = job.st.plan  # type: ignore[union-attr]
-        ref = remote.remote(plan.problem, plan.params, plan.tasks[i], cap, job.wall_deadline)
+        ref = remote.remote(job.trial.problem, plan.params, plan.tasks[i], cap, job.wall_deadline)
         pending[ref] = (job, i)
         job.inflight[i] = ref
 
@@ -727,6 +715,6 @@ def run_split_trials(trials, ray: Any, workers: int, node_id: str | None = None,
                 job.st.close()
 
 
-__all__ = ["CHECKPOINT_DIR", "Checkpoints", "SplitError", "TrialCheckpoint", "check_split",
+__all__ = ["CHECKPOINT_DIR", "Checkpoints", "SplitError", "TrialCheckpoint",
            "plan_fingerprint", "resolve_depth", "run_split_trials", "serial_solver",
-           "split_params", "subtree_task"]
+           "split_params", "subtree_task", "support"]

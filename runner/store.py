@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 
 from .config import SweepConfig
 from .errors import ResultsError
-from .problems import Problem
+from .spec import ProblemSpec
 
 #: Version of the row layout; bumped on any incompatible change of columns.
 SCHEMA_VERSION = 1
@@ -45,10 +45,12 @@ _PROVENANCE = [
     ("python_version", pa.string()), ("ray_version", pa.string()),
     ("host", pa.string()), ("node_id", pa.string()), ("pid", pa.int64()),
     ("started_at", pa.timestamp("us", tz="UTC")),
+    # the plug-ins a trial ran, as JSON {"module:attr": source hash}; null: built-ins only
+    ("plugins", pa.string()),
 ]
 
 
-def row_schema(problem: Problem) -> pa.Schema:
+def row_schema(problem: ProblemSpec) -> pa.Schema:
     """The Arrow schema of a results row for ``problem``.
 
     Columns: ``trial_id``, ``run_id``, ``problem``, the problem's parameter

@@ -1,0 +1,68 @@
+"""Pieces of the self-contained HTML report: escaped text, tables, embedded figures.
+
+Every figure is an ``<img>`` whose ``src`` is a base64 ``data:`` URI, so a
+report needs no other file. Used by :mod:`runner.report` and by the problems'
+report sections (:attr:`runner.spec.ProblemSpec.report`).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import re
+from typing import Any, Callable
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from . import plots
+
+#: At most this many heatmaps and example tours go into one report.
+MAX_PLOTS_PER_KIND = 12
+
+
+def escape(value: Any) -> str:
+    """``value`` as HTML text."""
+    return html.escape(str(value))
+
+
+def table(frame: pd.DataFrame, index: bool = True) -> str:
+    """A DataFrame as an HTML table; cells starting ``>=``, ``<=`` or ``unknown`` shaded."""
+    text = frame.to_html(classes="data", border=0, index=index, na_rep="-", escape=True)
+    text = text.replace('<table border="0" class="dataframe data">', '<table class="data">')
+    return re.sub(r"<td>(&gt;=|&lt;=|unknown)", r'<td class="bound">\1', text)
+
+
+def figure(make: Callable[[], Figure], caption: str, fmt: str = "png",
+           kind: str = "wide") -> str:
+    """One ``<figure>`` with the plot embedded as a data URI, or a note why it is missing.
+
+    ``kind`` sets the display width: ``heatmap`` (two a row), ``wide`` or ``board``.
+    """
+    try:
+        fig = make()
+    except (ValueError, KeyError) as exc:
+        return skipped(caption.split(".")[0], exc)
+    uri = figure_data_uri(fig, fmt)
+    return (f'<figure class="{kind}"><img src="{uri}" alt="{escape(caption)}">'
+            f"<figcaption>{escape(caption)}</figcaption></figure>")
+
+
+def figure_data_uri(fig: Figure, fmt: str = "png") -> str:
+    """``data:image/png;base64,...`` (or ``image/svg+xml``) of a Figure."""
+    buf = io.BytesIO()
+    meta = {"Software": None} if fmt == "png" else {"Date": None}
+    fig.savefig(buf, format=fmt, dpi=plots.DPI, bbox_inches="tight", metadata=meta)
+    mime = "image/png" if fmt == "png" else "image/svg+xml"
+    return f"data:{mime};base64,{base64.b64encode(buf.getvalue()).decode('ascii')}"
+
+
+def figures(items: list[str]) -> str:
+    """Figures side by side (they wrap)."""
+    return '<div class="figures">' + "\n".join(items) + "</div>"
+
+
+def skipped(what: str, exc: Exception) -> str:
+    """A note that ``what`` is not shown, and why."""
+    return f'<p class="note">{escape(what)}: not shown ({escape(str(exc).splitlines()[0])}).</p>'

@@ -1,0 +1,264 @@
+"""The knight's tour as the runner sees it: parameters, columns, solve, checks, split.
+
+Searches: :mod:`experiments.knights` (the Python reference, strategies in
+:data:`experiments.knights.STRATEGIES`) and :mod:`experiments.compiled` (the
+numba kernel, ``engine: compiled``). Headline tables and report plots:
+:mod:`runner.problems.knights_tour.views`. Counters: ``docs/metrics.md``.
+
+``heuristic`` takes a built-in name (``none``, ``warnsdorff``,
+``static_degree``) or a plug-in ``"module:function"``: a rule
+``rule(board, square, candidates) -> sequence`` (``docs/extending.md``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Mapping, Union
+
+import pyarrow as pa
+from pydantic import AfterValidator, Field, StrictBool, StrictInt
+from pydantic_core import PydanticCustomError
+
+from experiments.checker import check_tour
+from experiments.core import SearchResult
+from experiments.knights import (DEFAULT_MOVE_ORDER, HEURISTICS, STRATEGIES, TIE_BREAKS,
+                                 rule_uses_rng, solve_knights_tour, validate_move_order)
+
+from ... import plugins
+from ...spec import Comparison, Oracle, ParamError, Params, ProblemSpec
+
+PositiveInt = Annotated[StrictInt, Field(ge=1)]
+NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
+
+_HEURISTIC_CHOICES = ", ".join(f"'{h}'" for h in HEURISTICS) + " or a plug-in 'module:function'"
+
+
+def _heuristic(value: Any) -> Any:
+    """A built-in heuristic's name, or a plug-in rule that imports and takes 3 arguments."""
+    if not isinstance(value, str):
+        raise PydanticCustomError("string_type", "Input should be a valid string")
+    if value in HEURISTICS:
+        return value
+    if not plugins.is_ref(value):
+        raise PydanticCustomError("literal_error", "Input should be {expected}",
+                                  {"expected": _HEURISTIC_CHOICES})
+    try:
+        rule = plugins.load(value)
+    except plugins.PluginError as exc:
+        raise PydanticCustomError("plugin_error", "{expected}",
+                                  {"expected": exc.expected, "found": exc.found,
+                                   "fix": exc.fix}) from None
+    try:
+        inspect.signature(rule).bind(None, (0, 0), [])
+    except TypeError:
+        raise PydanticCustomError(
+            "plugin_error", "{expected}",
+            {"expected": "a heuristic rule callable as rule(board, square, candidates)",
+             "found": f"{value} = {rule!r}",
+             "fix": "define def rule(board, square, candidates): return sorted(candidates, ...)"
+             }) from None
+    except ValueError:  # a builtin without a signature: let it run
+        pass
+    return value
+
+
+def _eight_moves(value: tuple) -> tuple:
+    return validate_move_order(value)
+
+
+MoveOrder = Annotated[tuple[tuple[StrictInt, StrictInt], ...], AfterValidator(_eight_moves)]
+
+
+class KnightsParams(Params):
+    """Parameters of a knight's-tour trial.
+
+    ``board`` is ``[rows, cols]`` (or one int for a square board); ``start`` is
+    ``[row, col]``, 0-based from the top left, or ``all`` (every square, in a
+    matrix). ``heuristic``: a built-in name or a plug-in ``"module:function"``.
+    ``move_order`` lists the 8 moves as ``[d_row, d_col]``. ``engine``:
+    ``python`` (the reference) or ``compiled`` (the numba kernel: same tree,
+    same counters, strategy ``iterative``).
+    """
+
+    board: Union[tuple[PositiveInt, PositiveInt], PositiveInt]
+    start: Union[tuple[NonNegativeInt, NonNegativeInt], Literal["all"]] = (0, 0)
+    heuristic: Annotated[str, AfterValidator(_heuristic)] = "none"
+    tie_break: Literal[TIE_BREAKS] = "move_order"  # type: ignore[valid-type]
+    strategy: Literal[tuple(STRATEGIES)] = "recursive"  # type: ignore[valid-type]
+    mode: Literal["first", "count"] = "first"
+    move_order: Union[MoveOrder, Literal["default"]] = "default"
+    closed: StrictBool = False
+    engine: Literal["python", "compiled"] = "python"
+
+
+def to_columns(p: Mapping[str, Any]) -> dict[str, Any]:
+    """Validated parameters -> the Parquet parameter columns."""
+    board = p["board"]
+    rows, cols = (board, board) if isinstance(board, int) else board
+    start = p.get("start", (0, 0))
+    order = p.get("move_order", "default")
+    return {
+        "rows": rows, "cols": cols,
+        "start_row": start[0], "start_col": start[1],
+        "heuristic": p.get("heuristic", "none"),
+        "tie_break": p.get("tie_break", "move_order"),
+        "strategy": p.get("strategy", "recursive"),
+        "mode": p.get("mode", "first"),
+        "move_order": order if order == "default" else " ".join(f"{a},{b}" for a, b in order),
+        "closed": bool(p.get("closed", False)),
+        "engine": p.get("engine", "python"),
+    }
+
+
+def parse_move_order(text: str) -> tuple[tuple[int, int], ...]:
+    """The ``move_order`` column back as (d_row, d_col) pairs (``default``: the default order)."""
+    if text == "default":
+        return DEFAULT_MOVE_ORDER
+    return tuple((int(a), int(b)) for a, b in (pair.split(",") for pair in text.split()))
+
+
+def heuristic_of(c: Mapping[str, Any]) -> Any:
+    """The ``heuristic`` column as :func:`experiments.knights.make_orderer` takes it: a
+    built-in name, or the plug-in rule itself."""
+    h = c["heuristic"]
+    return plugins.load(h) if plugins.is_ref(h) else h
+
+
+def solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None,
+          seed: int) -> SearchResult:
+    """Run one knight's-tour trial on its engine (see the module docstring)."""
+    if c["engine"] == "compiled":
+        from experiments.compiled import solve_knights_compiled  # numba loads on demand
+        return solve_knights_compiled(
+            c["rows"], c["cols"], (c["start_row"], c["start_col"]),
+            mode=c["mode"], heuristic=c["heuristic"], tie_break=c["tie_break"],
+            move_order=parse_move_order(c["move_order"]), closed=c["closed"],
+            max_nodes=max_nodes, max_seconds=max_seconds, seed=seed)
+    return solve_knights_tour(
+        c["rows"], c["cols"], (c["start_row"], c["start_col"]),
+        mode=c["mode"], strategy=c["strategy"], heuristic=heuristic_of(c),
+        tie_break=c["tie_break"], move_order=parse_move_order(c["move_order"]),
+        closed=c["closed"], max_nodes=max_nodes, max_seconds=max_seconds, seed=seed)
+
+
+def verify(c: Mapping[str, Any], solution: tuple[int, ...]) -> None:
+    """Raise :class:`experiments.checker.InvalidSolution` unless ``solution`` is a tour."""
+    check_tour(c["rows"], c["cols"], (c["start_row"], c["start_col"]), solution, c["closed"])
+
+
+def prepare(c: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Load the compiled kernels before the clock starts (``compile_ns``)."""
+    if c["engine"] != "compiled":
+        return {}
+    from experiments.compiled import warm_up  # numba loads on demand
+    return {"compile_ns": warm_up("knights")}
+
+
+def check(c: Mapping[str, Any]) -> None:
+    """Refuse parameters that cannot run together (start off the board, plug-in options)."""
+    rows, cols = c["rows"], c["cols"]
+    if plugins.is_ref(c["heuristic"]):
+        if c["engine"] == "compiled":
+            raise ParamError("engine", "engine: python with a plug-in heuristic (the compiled "
+                             "kernel cannot call Python code)", "engine: compiled",
+                             "set engine: python")
+        if c["tie_break"] != "move_order":
+            raise ParamError("tie_break", "no tie_break with a plug-in heuristic (the rule "
+                             "orders the candidates completely)", f"tie_break: {c['tie_break']}",
+                             "drop tie_break; break ties inside the rule")
+    r, col = c["start_row"], c["start_col"]
+    if not (r < rows and col < cols):
+        raise ParamError(
+            "start", f"a square on the {rows} x {cols} board: row 0..{rows - 1}, col 0..{cols - 1}",
+            f"[{r}, {col}]", "pick a square on the board, or start: all")
+
+
+def squares(params: Mapping[str, Any]) -> list[tuple[int, int]]:
+    """Every square of the trial's board, row by row: what ``start: all`` means."""
+    board = params["board"]
+    rows, cols = (board, board) if isinstance(board, int) else board
+    return [(r, c) for r in range(rows) for c in range(cols)]
+
+
+def plugin_refs(c: Mapping[str, Any]) -> dict[str, str]:
+    """The plug-ins a trial names: ``{"heuristic": "module:function"}`` or nothing."""
+    return {"heuristic": c["heuristic"]} if plugins.is_ref(c["heuristic"]) else {}
+
+
+@dataclass(frozen=True)
+class KnightsSplit:
+    """Split support (:class:`runner.spec.SplitSupport`) of the knight's tour."""
+
+    splitter: str = "knights_tour"
+
+    def params(self, c: Mapping[str, Any], seed: int) -> dict[str, Any]:
+        return {"rows": c["rows"], "cols": c["cols"], "start": (c["start_row"], c["start_col"]),
+                "heuristic": heuristic_of(c), "tie_break": c["tie_break"],
+                "move_order": parse_move_order(c["move_order"]), "closed": c["closed"],
+                "mode": c["mode"], "strategy": c["strategy"],
+                "engine": c.get("engine", "python"), "seed": seed}
+
+    def check(self, c: Mapping[str, Any]) -> None:
+        if not STRATEGIES[c["strategy"]].splittable:
+            able = [s for s, e in STRATEGIES.items() if e.splittable]
+            raise ParamError("split", f"a strategy split can cut: {', '.join(able)}",
+                             f"strategy: {c['strategy']}", "drop split for this strategy")
+        if c["heuristic"] != "none" and c["tie_break"] == "random":
+            raise ParamError("split", "no split with tie_break: random (its stream of draws "
+                             "follows the call order, which a split changes)",
+                             "tie_break: random", "drop split, or use another tie_break")
+        if plugins.is_ref(c["heuristic"]) and rule_uses_rng(plugins.load(c["heuristic"])):
+            raise ParamError("split", "no split with a plug-in rule that draws from board.rng "
+                             "(its draws follow the call order, which a split changes)",
+                             f"heuristic: {c['heuristic']}", "drop split for this rule")
+
+    def warm_up(self, params: Mapping[str, Any]) -> None:
+        if params.get("engine") == "compiled":
+            from experiments.compiled import warm_up  # numba loads on demand
+            warm_up("knights")
+
+
+PROBLEM = ProblemSpec(
+    name="knights_tour",
+    title="Knight's tour",
+    params=KnightsParams,
+    columns=pa.schema([
+        ("rows", pa.int32()), ("cols", pa.int32()),
+        ("start_row", pa.int32()), ("start_col", pa.int32()),
+        ("heuristic", pa.string()), ("tie_break", pa.string()),
+        ("strategy", pa.string()), ("mode", pa.string()),
+        ("move_order", pa.string()), ("closed", pa.bool_()), ("engine", pa.string()),
+    ]),
+    to_columns=to_columns,
+    solve=solve,
+    verify=verify,
+    strategies=STRATEGIES,
+    size=lambda c: c["rows"] * c["cols"],
+    size_param="board",
+    size_unit="squares",
+    check=check,
+    extra_columns=("amb_restarts", "amb_replayed", "compile_ns", "split_depth", "split_tasks",
+                   "wasted_nodes", "split_resumed"),
+    expand_all={"start": squares},
+    prepare=prepare,
+    split=KnightsSplit(),
+    headline="runner.problems.knights_tour.views:headline",
+    report="runner.problems.knights_tour.views:report",
+    comparisons=(Comparison("heuristic", "none", ("backtracks", "nodes")),
+                 Comparison("strategy", "recursive", ("nodes", "wall_ns"))),
+    position_columns=("start_row", "start_col"),
+    size_columns=("rows", "cols"),
+    oracles=(
+        Oracle({"board": [5, 5], "start": [0, 0], "mode": "count"}, {"solutions": 304},
+               "OEIS A165134: 1,728 directed open tours on 5 x 5, 304 from a corner"),
+        Oracle({"board": [5, 5], "start": [2, 2], "mode": "count"}, {"solutions": 64},
+               "OEIS A165134: 64 directed open tours from the centre of 5 x 5"),
+        Oracle({"board": [4, 4], "start": [0, 0], "mode": "count"}, {"solutions": 0},
+               "no open tour exists on 4 x 4 (Schwenk 1991)"),
+        Oracle({"board": [3, 4], "start": [0, 0], "mode": "count"}, {"solutions": 2},
+               "3 x 4 has 16 directed open tours (OEIS A165134), 2 from each corner"),
+    ),
+    plugins=plugin_refs,
+    source="H. C. Warnsdorff, Des Rösselsprunges einfachste und allgemeinste Lösung, 1823",
+)

@@ -1,0 +1,119 @@
+"""The knight's tour's headline tables and report section.
+
+Named by :data:`runner.problems.knights_tour.PROBLEM` (``headline``,
+``report``) and loaded when first used.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+from ... import plots
+from ...censoring import CENSORED
+from ...html import MAX_PLOTS_PER_KIND, figure, figures
+from ...tables import fmt_int, one_per_trial, status_and_work, varying
+from . import PROBLEM
+
+
+def headline(df: pd.DataFrame, console: Console) -> None:
+    """Print the knight's-tour headline: a table per group, then a start-square grid each."""
+    df = one_per_trial(df, PROBLEM)
+    groups = varying(df, [c for c in PROBLEM.columns.names
+                          if c not in (*PROBLEM.position_columns, *PROBLEM.size_columns)])
+    groups += varying(df, ["budget_nodes", "budget_seconds"])
+    if varying(df, ["rows", "cols"]):
+        groups = ["rows", "cols"] + groups
+    counts, work, grouped = status_and_work(df, groups, PROBLEM.title, trials="starts",
+                                            zero="0-backtrack starts")
+    console.print(counts)
+    console.print(work)
+    for key, sub in grouped:
+        if sub[["rows", "cols"]].drop_duplicates().shape[0] != 1:
+            continue
+        label = ", ".join(f"{g}={k}" for g, k in zip(groups, key)) or "all trials"
+        console.print(start_grid_text(sub, "backtracks",
+                                      title=f"backtracks by start square ({label})"))
+
+
+def start_grid_text(df: pd.DataFrame, metric: str, title: str = "") -> Table:
+    """A rows x cols table of ``metric`` by start square; censored cells as ``>=N``, errors ``err``."""
+    rows, cols = int(df["rows"].iloc[0]), int(df["cols"].iloc[0])
+    cells = [["" for _ in range(cols)] for _ in range(rows)]
+    for rec in df.itertuples(index=False):
+        r, c = int(rec.start_row), int(rec.start_col)
+        if rec.status == "error":
+            cells[r][c] = "err"
+        else:
+            cells[r][c] = fmt_int(getattr(rec, metric), rec.status in CENSORED)
+    grid = Table(title=title, title_justify="left", show_lines=False)
+    grid.add_column("row\\col", justify="right", style="dim")
+    for c in range(cols):
+        grid.add_column(str(c), justify="right")
+    for r in range(rows):
+        grid.add_row(str(r), *cells[r])
+    return grid
+
+
+def report(df: pd.DataFrame) -> str:
+    """The report's plots: backtracks by start square, work and time, example tours (HTML)."""
+    parts = ["<h2>Plots</h2>"]
+    labels = [c for c in ("heuristic", "tie_break", "strategy", "mode", "move_order", "closed",
+                          "engine", "source") if c in df.columns
+              and df[c].nunique(dropna=False) > 1]
+    boards = df[["rows", "cols"]].drop_duplicates().sort_values(["rows", "cols"])
+    heatmaps: list[str] = []
+    for rows, cols in boards.itertuples(index=False):
+        board = df[(df["rows"] == rows) & (df["cols"] == cols)]
+        if len(board[["start_row", "start_col"]].drop_duplicates()) < 2:
+            continue
+        ok = board[board["status"].astype("object") != "error"]["backtracks"]
+        vmax = float(ok.max()) if len(ok) else None
+        groups = board.groupby(labels, observed=True, sort=True) if labels else [((), board)]
+        for key, _ in groups:
+            if len(heatmaps) >= MAX_PLOTS_PER_KIND:
+                break
+            key = key if isinstance(key, tuple) else (key,)
+            filters = {"rows": int(rows), "cols": int(cols), **dict(zip(labels, key))}
+            heatmaps.append(figure(
+                lambda f=filters: plots.heatmap(df, "backtracks", vmax=vmax, **f),
+                f"Backtracks by start square on {rows} x {cols}, "
+                + (", ".join(f"{k} = {v}" for k, v in zip(labels, key)) or "all trials")
+                + ". Log colour scale shared by this board's heatmaps; hatched cells stopped at "
+                "a budget (lower bounds).", "png", "heatmap"))
+    if heatmaps:
+        parts.append("<h3>Backtracks by start square</h3>")
+        parts.append(figures(heatmaps))
+    scaling = []
+    if len(boards) > 2:
+        by = next((c for c in ("heuristic", "strategy", "tie_break") if c in labels), None)
+        scaling.append(figure(lambda: plots.metric_vs_size(df, "backtracks", by=by),
+                              "Backtracks against board size, median over start squares "
+                              "(band: min to max; open triangles: lower bounds).", "svg"))
+        scaling.append(figure(lambda: plots.metric_vs_size(df, "wall_ns", by=by),
+                              "Wall time against board size.", "svg"))
+    scaling.append(figure(lambda: plots.time_vs_nodes(df),
+                          "Wall time against nodes, one point per trial (repeats: median "
+                          "time). The dashed line is the median speed; points above it are "
+                          "slower per node.", "png"))
+    parts.append("<h3>Work and time</h3>")
+    parts.append(figures(scaling))
+    tours = []
+    solved = df[(df["status"].astype("object") == "solved") & df["solution"].notna()]
+    tour_groups = solved.groupby(labels, observed=True, sort=True) if labels else [((), solved)]
+    for key, sub in tour_groups:
+        if len(tours) >= MAX_PLOTS_PER_KIND:
+            break
+        sub = sub.sort_values(["rows", "cols", "start_row", "start_col"])
+        row = sub.iloc[0]
+        key = key if isinstance(key, tuple) else (key,)
+        tours.append(figure(lambda r=row: plots.knight_tour(r),
+                            "Example tour" + (" for " + ", ".join(
+                                f"{k} = {v}" for k, v in zip(labels, key)) if labels else "")
+                            + f": the first solved start square, ({int(row['start_row'])}, "
+                            f"{int(row['start_col'])}).", "svg", "board"))
+    if tours:
+        parts.append("<h3>Example tours</h3>")
+        parts.append(figures(tours))
+    return "\n".join(parts)

@@ -1,0 +1,172 @@
+"""N-Queens as the runner sees it: parameters, columns, solve, checks, split.
+
+Searches: :mod:`experiments.queens` (strategies in
+:data:`experiments.queens.STRATEGIES`) and :mod:`experiments.compiled` (the
+numba bit-mask kernel, ``engine: compiled``). Headline tables and report
+plots: :mod:`runner.problems.n_queens.views`. Counters: ``docs/metrics.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Mapping
+
+import pyarrow as pa
+from pydantic import Field, StrictBool, StrictInt
+
+from experiments.checker import check_queens
+from experiments.core import SearchResult
+from experiments.queens import CONSTRUCTIONS, STRATEGIES, solve_queens
+
+from ...spec import Comparison, Oracle, ParamError, Params, ProblemSpec
+
+PositiveInt = Annotated[StrictInt, Field(ge=1)]
+
+#: Queens on a compiled 64-bit mask board.
+COMPILED_MAX_N = 64
+
+
+class QueensParams(Params):
+    """Parameters of an N-Queens trial.
+
+    ``unique`` (``count`` mode) counts solutions up to the 8 symmetries of the
+    square; ``method`` chooses the ``construction``: ``formula`` (any n >= 4)
+    or ``product`` (n = 5^k). ``engine: compiled`` runs the numba bit-mask
+    kernel (strategy ``bitmask``), with the same counters as the Python strategies.
+    """
+
+    n: PositiveInt
+    strategy: Literal[tuple(STRATEGIES)] = "recursive"  # type: ignore[valid-type]
+    mode: Literal["first", "count"] = "first"
+    unique: StrictBool = False
+    method: Literal[(*CONSTRUCTIONS, "none")] = "none"  # type: ignore[valid-type]
+    engine: Literal["python", "compiled"] = "python"
+
+
+def to_columns(p: Mapping[str, Any]) -> dict[str, Any]:
+    """Validated parameters -> the Parquet parameter columns."""
+    strategy = p.get("strategy", "recursive")
+    method = p.get("method", "none")
+    if "method" in STRATEGIES[strategy].options and method == "none":
+        method = CONSTRUCTIONS[0]
+    return {"n": p["n"], "strategy": strategy, "mode": p.get("mode", "first"),
+            "unique": bool(p.get("unique", False)), "method": method,
+            "engine": p.get("engine", "python")}
+
+
+def solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None,
+          seed: int) -> SearchResult:
+    """Run one N-Queens trial on its engine."""
+    if c["engine"] == "compiled":
+        from experiments.compiled import solve_queens_compiled  # numba loads on demand
+        return solve_queens_compiled(c["n"], mode=c["mode"], unique=c["unique"],
+                                     max_nodes=max_nodes, max_seconds=max_seconds)
+    return solve_queens(c["n"], mode=c["mode"], strategy=c["strategy"], unique=c["unique"],
+                        method=None if c["method"] == "none" else c["method"],
+                        max_nodes=max_nodes, max_seconds=max_seconds)
+
+
+def verify(c: Mapping[str, Any], solution: tuple[int, ...]) -> None:
+    """Raise :class:`experiments.checker.InvalidSolution` unless no two queens attack."""
+    check_queens(c["n"], solution)
+
+
+def prepare(c: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Load the compiled kernels before the clock starts (``compile_ns``)."""
+    if c["engine"] != "compiled":
+        return {}
+    from experiments.compiled import warm_up  # numba loads on demand
+    return {"compile_ns": warm_up("queens")}
+
+
+def check(c: Mapping[str, Any]) -> None:
+    """Refuse parameters that cannot run together."""
+    n, strategy, mode = c["n"], c["strategy"], c["mode"]
+    if c["engine"] == "compiled" and n > COMPILED_MAX_N:
+        raise ParamError("n", f"at most {COMPILED_MAX_N} with engine 'compiled' (64-bit masks)",
+                         f"n = {n}", "use engine: python")
+    if c["unique"] and mode != "count":
+        raise ParamError("unique", "unique: true only with mode: count", f"mode: {mode}",
+                         "set mode: count, or drop unique")
+    entry = STRATEGIES[strategy]
+    if "method" in entry.options:
+        if c["unique"]:
+            raise ParamError("unique", "a searching strategy for unique counting",
+                             f"strategy: {strategy}", "drop unique")
+        if c["method"] == "product":
+            k = n
+            while k % 5 == 0:
+                k //= 5
+            if k != 1:
+                raise ParamError("n", "n = 5^k (5, 25, 125, ...) for method: product", f"n = {n}",
+                                 "use n: 5, 25, 125, ... or method: formula")
+    elif c["method"] != "none":
+        able = [s for s, e in STRATEGIES.items() if "method" in e.options]
+        raise ParamError("method", f"method only with strategy: {' or '.join(able)}",
+                         f"method: {c['method']} with strategy: {strategy}", "drop method")
+
+
+@dataclass(frozen=True)
+class QueensSplit:
+    """Split support (:class:`runner.spec.SplitSupport`) of N-Queens."""
+
+    splitter: str = "n_queens"
+
+    def params(self, c: Mapping[str, Any], seed: int) -> dict[str, Any]:
+        return {"n": c["n"], "mode": c["mode"], "unique": c["unique"],
+                "strategy": c["strategy"], "engine": c.get("engine", "python")}
+
+    def check(self, c: Mapping[str, Any]) -> None:
+        if not STRATEGIES[c["strategy"]].splittable:
+            able = [s for s, e in STRATEGIES.items() if e.splittable]
+            raise ParamError("split", f"strategy {', '.join(able)} with split (the ones that "
+                             "walk the row-by-row tree)", f"strategy: {c['strategy']}",
+                             "drop split for this strategy")
+
+    def warm_up(self, params: Mapping[str, Any]) -> None:
+        if params.get("engine") == "compiled":
+            from experiments.compiled import warm_up  # numba loads on demand
+            warm_up("queens")
+
+
+_A000170 = (1, 0, 0, 2, 10, 4, 40, 92, 352, 724)
+
+PROBLEM = ProblemSpec(
+    name="n_queens",
+    title="N-Queens",
+    params=QueensParams,
+    columns=pa.schema([
+        ("n", pa.int32()), ("strategy", pa.string()), ("mode", pa.string()),
+        ("unique", pa.bool_()), ("method", pa.string()), ("engine", pa.string()),
+    ]),
+    to_columns=to_columns,
+    solve=solve,
+    verify=verify,
+    strategies=STRATEGIES,
+    size=lambda c: c["n"],
+    size_param="n",
+    size_unit="",
+    check=check,
+    extra_columns=("amb_restarts", "amb_replayed", "all_solutions", "walked_nodes", "candidates",
+                   "max_frontier", "compile_ns", "split_depth", "split_tasks", "wasted_nodes",
+                   "split_resumed"),
+    prepare=prepare,
+    split=QueensSplit(),
+    headline="runner.problems.n_queens.views:headline",
+    report="runner.problems.n_queens.views:report",
+    comparisons=(Comparison("strategy", "recursive", ("nodes", "wall_ns")),),
+    size_columns=("n",),
+    oracles=(
+        *(Oracle({"n": n, "mode": "count"}, {"solutions": count},
+                 f"OEIS A000170: {count} solutions for n = {n}")
+          for n, count in enumerate(_A000170, 1)),
+        Oracle({"n": 8, "mode": "count"},
+               {"solutions": 92, "nodes": 2056, "checks": 15720},
+               "Knuth, TAOCP 7.2.2; OEIS A319235: 2,057 tree nodes with the empty root",
+               tree="rows"),
+        Oracle({"n": 8, "mode": "count", "unique": True}, {"solutions": 12},
+               "OEIS A002562: 12 solutions up to symmetry for n = 8"),
+        Oracle({"n": 8, "mode": "first"}, {"solutions": 1}, "a solution exists for n = 8"),
+    ),
+    source="OEIS A000170",
+)

@@ -1,0 +1,80 @@
+"""N-Queens' headline table and report section.
+
+Named by :data:`runner.problems.n_queens.PROBLEM` (``headline``, ``report``)
+and loaded when first used.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+from experiments.queens import STRATEGIES
+
+from ... import plots
+from ...censoring import CENSORED
+from ...html import figure, figures
+from ...tables import fmt_int, fmt_ns, one_per_trial, varying
+from . import PROBLEM
+
+
+def headline(df: pd.DataFrame, console: Console) -> None:
+    """Print the N-Queens headline: per strategy and n, solutions, nodes, checks, time,
+    and time relative to ``recursive`` on the same n (median wall time over repeats)."""
+    df = one_per_trial(df, PROBLEM)
+    extra = varying(df, ["mode", "unique", "method", "engine", "budget_nodes"])
+    base = df[df["strategy"] == "recursive"]
+    base_key = ["n", *extra]
+    ref = base.set_index(base_key)["wall_ns"] if len(base) else None
+    order = {s: i for i, s in enumerate(STRATEGIES)}
+    df = df.assign(_o=df["strategy"].map(order)).sort_values(["_o", *extra, "n"])
+    table = Table(title="N-Queens: per strategy and n (time: median wall time of the solve "
+                  "call; vs recursive: time / recursive's time on the same n)",
+                  title_justify="left")
+    for name in ("strategy", *extra, "n", "status", "solutions", "nodes", "checks", "time",
+                 "vs recursive"):
+        table.add_column(name, justify="left" if name in ("strategy", "status") else "right")
+    for rec in df.itertuples(index=False):
+        bound = rec.status in CENSORED
+        ratio = "-"
+        if ref is not None and rec.status != "error":
+            key = tuple(getattr(rec, k) for k in base_key)
+            key = key[0] if len(key) == 1 else key
+            if key in ref.index:
+                ratio = f"{rec.wall_ns / ref.loc[key]:,.2f}x"
+                base_bound = base.set_index(base_key).loc[key, "status"] in CENSORED
+                if bound or base_bound:
+                    ratio = "?" if bound and base_bound else (">=" if bound else "<=") + ratio
+        table.add_row(rec.strategy, *[str(getattr(rec, k)) for k in extra], str(rec.n),
+                      rec.status, fmt_int(rec.solutions, bound), fmt_int(rec.nodes, bound),
+                      fmt_int(rec.checks, bound), fmt_ns(rec.wall_ns), ratio)
+    console.print(table)
+
+
+def report(df: pd.DataFrame) -> str:
+    """The report's plots: nodes and time against n, time against nodes, a placement (HTML)."""
+    parts = ["<h2>Plots</h2>"]
+    by = next((c for c in ("strategy", "mode", "source") if c in df.columns
+               and df[c].nunique() > 1), None)
+    items = []
+    if "n" in df.columns and df["n"].nunique() > 1:
+        items.append(figure(lambda: plots.metric_vs_size(df, "nodes", by=by),
+                            "Nodes (placements) against n, median per strategy "
+                            "(open triangles: lower bounds).", "svg"))
+        items.append(figure(lambda: plots.metric_vs_size(df, "wall_ns", by=by),
+                            "Wall time against n, median over repeats.", "svg"))
+    items.append(figure(lambda: plots.time_vs_nodes(df, by=by),
+                        "Wall time against nodes, one point per trial.", "png"))
+    parts.append(figures(items))
+    placed = df[df["solution"].notna() & df["status"].astype("object").isin(["solved",
+                                                                             "exhausted"])]
+    placed = placed[placed["solution"].map(lambda s: s is not None and len(s) > 0)]
+    if len(placed):
+        row = placed.sort_values("n" if "n" in placed.columns else "trial_id").iloc[-1]
+        parts.append("<h3>A placement</h3>")
+        parts.append(figures([figure(lambda: plots.queens(row),
+                                     "The solution of the largest n solved "
+                                     "(queen column by row, row 0 at the top).", "svg",
+                                     "board")]))
+    return "\n".join(parts)
