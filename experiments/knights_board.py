@@ -241,7 +241,7 @@ def rule_uses_rng(rule: Callable[..., object]) -> bool:
         True if the rule may use ``board.rng`` (so a split search must refuse
         it), False if its code never names it.
     """
-    fn = _unwrap(rule)
+    fn: Callable[..., object] | None = _unwrap(rule)
     codes: list[types.CodeType] = []
     seen: set[int] = set()
     while fn is not None and id(fn) not in seen:
@@ -336,15 +336,14 @@ class BoardView:
 
 def _as_pair(item: object) -> tuple[int, int] | None:
     """``item`` as a ``(row, col)`` tuple if it is a tuple or list of 2 ints, else None."""
-    if type(item) not in (tuple, list) or len(item) != 2:  # type: ignore[arg-type]
+    if not isinstance(item, (tuple, list)) or len(item) != 2:
+        return None
+    if isinstance(item[0], bool) or isinstance(item[1], bool):
         return None
     try:
-        row, col = (operator.index(v) for v in item)  # type: ignore[union-attr]
+        return operator.index(item[0]), operator.index(item[1])
     except TypeError:
         return None
-    if isinstance(item[0], bool) or isinstance(item[1], bool):  # type: ignore[index]
-        return None
-    return row, col
 
 
 class PluginOrderer:
@@ -407,10 +406,11 @@ class PluginOrderer:
         left = {coords[c]: c for c in cands}
         ordered = []
         try:
-            items = iter(result)  # type: ignore[call-overload]
+            items = iter(result)
         except TypeError:
             raise self._error(sq, cands, result, "not an iterable of squares") from None
         for item in items:
+            key: tuple[int, int] | None
             if (type(item) is tuple and len(item) == 2
                     and type(item[0]) is int and type(item[1]) is int):
                 key = item
@@ -421,7 +421,7 @@ class PluginOrderer:
                                       f"item {item!r} is not a (row, col) pair of ints")
             c = left.pop(key, None)
             if c is None:
-                given = {coords[c] for c in cands}
+                given = {coords[x] for x in cands}
                 why = "repeats" if key in given else "is not one of the candidates"
                 raise self._error(sq, cands, result, f"{key} {why}")
             ordered.append(c)
