@@ -1,4 +1,4 @@
-"""Knight's tour by backtracking: boards, move orders, heuristics, strategies.
+"""Knight's tour by backtracking: the search strategies and their entry point.
 
 A knight's tour on an m x n board (``rows`` x ``cols``) visits every square
 exactly once by knight's moves. An *open tour* may end anywhere; a *closed
@@ -7,28 +7,12 @@ tour* ends a knight's move from its start. Squares are numbered
 
 The search is depth-first backtracking. At each placement the onward squares
 are listed (unvisited squares a knight's move away) and ordered by a
-*heuristic*; the heuristic only orders children, the search still backtracks
-when it gets stuck:
-
-* ``none``: the move order, by default :data:`DEFAULT_MOVE_ORDER`.
-* ``warnsdorff``: fewest unvisited onward squares first (H. C. Warnsdorff,
-  *Des Rösselsprunges einfachste und allgemeinste Lösung*, Schmalkalden, 1823).
-* ``static_degree``: fewest onward squares on the empty board, ignoring what is
-  visited -- a common mistake that looks like Warnsdorff's rule.
-
-Ties between candidates of equal degree go by a *tie-break*:
-
-* ``move_order``: stable, the order of the moves (the default).
-* ``random``: a seeded pseudo-random order: each tied candidate gets the next
-  value of a SplitMix64 stream (:class:`SplitMix64`), smallest first.
-* ``pohl``: smaller sum of the candidate's own onward degrees first, the degrees
-  taken as if the knight stood on the candidate (after I. Pohl, "A method for
-  finding Hamilton paths and knight's tours", CACM 10(7), 1967).
-* ``roth``: farthest from the board centre first, Euclidean distance (after
-  A. Roth's tie-break, as described by Squirrel and Cull, "A Warnsdorff-rule
-  algorithm for knight's tours on square chessboards", 1996).
-
-Whatever is still tied after a tie-break goes by move order.
+*heuristic* (``none``, ``warnsdorff``, ``static_degree`` or a plug-in
+callable) with a *tie-break* (``move_order``, ``random``, ``pohl``,
+``roth``); the heuristic only orders children, the search still backtracks
+when it gets stuck. The board and the ordering live in
+:mod:`experiments.knights_board` (see there for the heuristics, tie-breaks
+and plug-ins); this module re-exports them.
 
 Strategies walk the same tree in the same order and return equal counters:
 ``recursive`` (a Python function calling itself; deep boards run in a thread
@@ -40,216 +24,46 @@ Amb operator, by re-execution, for small boards; see
 Counting (metrics contract, :mod:`experiments.core`): the start square is
 placement 1; ``checks`` counts every onward square looked at, both when the
 candidates of a placement are listed and when a heuristic counts a
-candidate's unvisited onward squares (``warnsdorff``) or sums their degrees
-(``pohl``). Every placement lists all its candidates before trying the first.
+candidate's unvisited onward squares (``warnsdorff``, a plug-in's
+``board.onward``) or sums their degrees (``pohl``). Every placement lists all
+its candidates before trying the first.
 """
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
-from dataclasses import dataclass
-from functools import cached_property
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from .core import Budget, Mode, SearchResult, Status, StopSearch
+from .knights_amb import search_amb
+from .knights_board import (
+    DEFAULT_MOVE_ORDER,
+    HEURISTICS,
+    TIE_BREAKS,
+    BoardView,
+    HeuristicError,
+    HeuristicRule,
+    KnightBoard,
+    Orderer,
+    PluginOrderer,
+    SplitMix64,
+    make_orderer,
+    rule_name,
+    rule_uses_rng,
+    validate_move_order,
+)
 from .registry import Strategy, strategies
 
-#: The default move order as (d_row, d_col): clockwise from "two left, one up".
-DEFAULT_MOVE_ORDER: tuple[tuple[int, int], ...] = (
-    (-1, -2), (-2, -1), (-2, +1), (-1, +2), (+1, +2), (+2, +1), (+2, -1), (+1, -2),
-)
-
-HEURISTICS = ("none", "warnsdorff", "static_degree")
-TIE_BREAKS = ("move_order", "random", "pohl", "roth")
-
-#: An ordering function: (square, visited) -> (candidates in the order to try, checks made).
-Orderer = Callable[[int, bytearray], "tuple[list[int], int]"]
-
-
-class SplitMix64:
-    """The SplitMix64 generator (G. Steele, D. Lea, C. Flood, "Fast splittable
-    pseudorandom number generators", OOPSLA 2014), 64-bit outputs.
-
-    Chosen over :mod:`random` because its few integer operations are easy to
-    reproduce exactly in a compiled kernel, so both engines draw the same ties.
-    """
-
-    __slots__ = ("state",)
-    MASK = (1 << 64) - 1
-
-    def __init__(self, seed: int):
-        self.state = seed & self.MASK
-
-    def next(self) -> int:
-        """Return the next 64-bit unsigned value."""
-        self.state = z = (self.state + 0x9E3779B97F4A7C15) & self.MASK
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & self.MASK
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & self.MASK
-        return z ^ (z >> 31)
-
-
-def validate_move_order(move_order: Sequence[Sequence[int]]) -> tuple[tuple[int, int], ...]:
-    """Return ``move_order`` as a tuple of pairs after checking it.
-
-    Args:
-        move_order: the 8 knight moves as (d_row, d_col) pairs, each exactly once.
-
-    Raises:
-        ValueError: not a permutation of the 8 knight moves.
-    """
-    moves = tuple((int(dr), int(dc)) for dr, dc in move_order)
-    if sorted(moves) != sorted(DEFAULT_MOVE_ORDER):
-        raise ValueError(
-            f"move order must list each of the 8 knight moves {list(DEFAULT_MOVE_ORDER)} "
-            f"exactly once, got {[list(m) for m in moves]}"
-        )
-    return moves
-
-
-@dataclass(frozen=True)
-class KnightBoard:
-    """Geometry of an m x n board for a given move order.
-
-    Attributes:
-        rows, cols: board size, both >= 1.
-        move_order: the 8 moves as (d_row, d_col), in the order they are tried.
-    """
-
-    rows: int
-    cols: int
-    move_order: tuple[tuple[int, int], ...] = DEFAULT_MOVE_ORDER
-
-    def __post_init__(self) -> None:
-        if self.rows < 1 or self.cols < 1:
-            raise ValueError(f"board must be at least 1 x 1, got {self.rows} x {self.cols}")
-
-    @property
-    def size(self) -> int:
-        """Number of squares, ``rows * cols``."""
-        return self.rows * self.cols
-
-    def square(self, row: int, col: int) -> int:
-        """Index ``row * cols + col`` of a square. Raises ValueError off the board."""
-        if not (0 <= row < self.rows and 0 <= col < self.cols):
-            raise ValueError(
-                f"square ({row}, {col}) is off the {self.rows} x {self.cols} board "
-                f"(rows 0..{self.rows - 1}, cols 0..{self.cols - 1})"
-            )
-        return row * self.cols + col
-
-    @cached_property
-    def neighbours(self) -> tuple[tuple[int, ...], ...]:
-        """For each square, the on-board squares a knight's move away, in move order."""
-        rows, cols = self.rows, self.cols
-        table = []
-        for r in range(rows):
-            for c in range(cols):
-                table.append(tuple(
-                    (r + dr) * cols + (c + dc)
-                    for dr, dc in self.move_order
-                    if 0 <= r + dr < rows and 0 <= c + dc < cols
-                ))
-        return tuple(table)
-
-    @cached_property
-    def static_degree(self) -> tuple[int, ...]:
-        """For each square, its number of knight's-move neighbours on the empty board."""
-        return tuple(len(n) for n in self.neighbours)
-
-    @cached_property
-    def centre_distance2(self) -> tuple[int, ...]:
-        """For each square, 4 x its squared Euclidean distance to the board centre (exact ints)."""
-        rows, cols = self.rows, self.cols
-        return tuple(
-            (2 * r - (rows - 1)) ** 2 + (2 * c - (cols - 1)) ** 2
-            for r in range(rows) for c in range(cols)
-        )
-
-
-def make_orderer(board: KnightBoard, heuristic: str, tie_break: str = "move_order",
-                 seed: int = 0) -> Orderer:
-    """Build the child-ordering function for a heuristic and tie-break.
-
-    Args:
-        board: the board geometry.
-        heuristic: one of :data:`HEURISTICS`.
-        tie_break: one of :data:`TIE_BREAKS`; has no effect with ``none``.
-        seed: seed of the ``random`` tie-break.
-
-    Returns:
-        A function ``(square, visited) -> (candidates, checks)``: the unvisited
-        onward squares of ``square`` in the order to try them, and the number of
-        squares looked at to list and order them.
-
-    Raises:
-        ValueError: unknown heuristic or tie-break.
-    """
-    if heuristic not in HEURISTICS:
-        raise ValueError(f"unknown heuristic {heuristic!r}; expected one of {HEURISTICS}")
-    if tie_break not in TIE_BREAKS:
-        raise ValueError(f"unknown tie-break {tie_break!r}; expected one of {TIE_BREAKS}")
-    nbrs = board.neighbours
-
-    if heuristic == "none":
-        def order_none(sq: int, visited: bytearray) -> tuple[list[int], int]:
-            around = nbrs[sq]
-            return [c for c in around if not visited[c]], len(around)
-        return order_none
-
-    static = board.static_degree
-    dist2 = board.centre_distance2
-    rng = SplitMix64(seed)
-    dynamic = heuristic == "warnsdorff"
-
-    def order_degree(sq: int, visited: bytearray) -> tuple[list[int], int]:
-        around = nbrs[sq]
-        checks = len(around)
-        cands = [c for c in around if not visited[c]]
-        if len(cands) < 2:
-            # Nothing to order; Warnsdorff would still look at the lone
-            # candidate's onward squares, and counts them.
-            if dynamic and cands:
-                checks += len(nbrs[cands[0]])
-            return cands, checks
-        keys = []
-        for i, c in enumerate(cands):
-            if dynamic:
-                onward = nbrs[c]
-                checks += len(onward)
-                deg = 0
-                for x in onward:
-                    if not visited[x]:
-                        deg += 1
-            else:
-                deg = static[c]
-            if tie_break == "move_order":
-                tie = 0
-            elif tie_break == "random":
-                tie = rng.next()
-            elif tie_break == "roth":
-                tie = -dist2[c]
-            else:  # pohl: sum of the onward degrees as if the knight stood on c
-                tie = 0
-                if dynamic:
-                    visited[c] = 1
-                    for x in nbrs[c]:
-                        if not visited[x]:
-                            onward_x = nbrs[x]
-                            checks += len(onward_x)
-                            for y in onward_x:
-                                if not visited[y]:
-                                    tie += 1
-                    visited[c] = 0
-                else:
-                    for x in nbrs[c]:
-                        tie += static[x]
-            keys.append((deg, tie, i, c))
-        keys.sort()
-        return [k[3] for k in keys], checks
-
-    order_degree.stateful = tie_break == "random"  # type: ignore[attr-defined]
-    return order_degree
+# Public names: this module's searches and, re-exported, the board and ordering
+# layer of experiments.knights_board (importing them from here keeps working).
+__all__ = [
+    "DEEP_BOARD", "DEEP_STACK_BYTES", "DEFAULT_MOVE_ORDER", "HEURISTICS", "STRATEGIES",
+    "TIE_BREAKS", "BoardView", "HeuristicError", "HeuristicRule", "KnightBoard", "Orderer",
+    "PluginOrderer", "SplitMix64", "make_orderer", "rule_name", "rule_uses_rng", "run_deep",
+    "search_subtree", "solve_knights_tour", "validate_move_order",
+]
 
 
 def _search_recursive(board: KnightBoard, start: int, order: Orderer, first: bool,
@@ -276,7 +90,7 @@ def _search_recursive(board: KnightBoard, start: int, order: Orderer, first: boo
         nodes += 1
         visited[sq] = 1
         path.append(sq)
-        if depth > max_depth:
+        if depth > max_depth:  # noqa: PLR1730 - faster than max() per placement
             max_depth = depth
         found = 0
         if depth == size:
@@ -347,7 +161,7 @@ def _search_iterative(board: KnightBoard, start: int, order: Orderer, first: boo
         visited[sq] = 1
         path.append(sq)
         depth = len(path)
-        if depth > max_depth:
+        if depth > max_depth:  # noqa: PLR1730 - faster than max() per placement
             max_depth = depth
         leaf_found = -1  # -1: sq has children to try; else solutions found at the leaf
         if depth == size:
@@ -428,7 +242,7 @@ def run_deep(fn: Callable[[], SearchResult], depth: int) -> SearchResult:
     def target() -> None:
         try:
             box["result"] = fn()
-        except BaseException as exc:  # re-raised below, in the caller's thread
+        except BaseException as exc:  # noqa: BLE001 - re-raised below, in the caller's thread
             box["error"] = exc
 
     old_limit = sys.getrecursionlimit()
@@ -470,7 +284,8 @@ def search_subtree(board: KnightBoard, order: Orderer, path: Sequence[int], firs
     Args:
         board, order: as for the whole search (:func:`make_orderer`); an
             orderer whose result depends on earlier calls (the ``random``
-            tie-break) does not give the sequential order here.
+            tie-break, a plug-in reading ``board.rng``) does not give the
+            sequential order here.
         path: square indices, length >= 1, distinct, each a knight's move from
             the one before.
         first, closed: stop at the first tour; only closed tours count.
@@ -488,7 +303,8 @@ def search_subtree(board: KnightBoard, order: Orderer, path: Sequence[int], firs
         return _search_iterative(board, root, order, first, closed, budget, prefix)
     if strategy != "recursive":
         raise ValueError(f"subtree strategy must be 'recursive' or 'iterative', got {strategy!r}")
-    call = lambda: _search_recursive(board, root, order, first, closed, budget, prefix)  # noqa: E731
+    call = functools.partial(_search_recursive, board, root, order, first, closed, budget,
+                             prefix)
     return run_deep(call, board.size) if board.size > DEEP_BOARD else call()
 
 
@@ -499,7 +315,7 @@ def solve_knights_tour(
     *,
     mode: str | Mode = Mode.FIRST,
     strategy: str = "recursive",
-    heuristic: str = "none",
+    heuristic: str | HeuristicRule = "none",
     tie_break: str = "move_order",
     move_order: Sequence[Sequence[int]] = DEFAULT_MOVE_ORDER,
     closed: bool = False,
@@ -515,13 +331,17 @@ def solve_knights_tour(
         mode: ``first`` (stop at the first tour) or ``count`` (all tours from start).
         strategy: ``recursive``, ``iterative`` or ``amb`` (in
             :mod:`experiments.knights_amb`; small boards only).
-        heuristic: ``none``, ``warnsdorff`` or ``static_degree``.
-        tie_break: ``move_order``, ``random``, ``pohl`` or ``roth``.
+        heuristic: ``none``, ``warnsdorff`` or ``static_degree``, or a plug-in
+            callable ``rule(board, square, candidates)`` returning the
+            candidates in the order to try them (see
+            :class:`~experiments.knights_board.PluginOrderer`).
+        tie_break: ``move_order``, ``random``, ``pohl`` or ``roth``
+            (``move_order`` with a plug-in).
         move_order: the 8 knight moves (d_row, d_col) in the order to try them.
         closed: look for closed tours (ending a knight's move from the start).
         max_nodes: node budget (placements), or None.
         max_seconds: time budget (wall seconds), or None.
-        seed: seed of the ``random`` tie-break.
+        seed: seed of the ``random`` tie-break and of a plug-in's ``board.rng``.
 
     Returns:
         A :class:`SearchResult`; its ``solution`` is the first tour found as
@@ -531,6 +351,9 @@ def solve_knights_tour(
     Raises:
         ValueError: a bad board, start square, mode, strategy, heuristic,
             tie-break, move order or budget.
+        HeuristicError: a plug-in returned something that is not a
+            reordering of its candidates (a ``ValueError``).
+        Whatever a plug-in raises, unchanged.
     """
     board = KnightBoard(rows, cols, validate_move_order(move_order))
     start_sq = board.square(*start)
@@ -543,13 +366,12 @@ def solve_knights_tour(
 
 def _recursive(board: KnightBoard, start: int, order: Orderer, first: bool, closed: bool,
                budget: Budget) -> SearchResult:
-    call = lambda: _search_recursive(board, start, order, first, closed, budget)  # noqa: E731
+    call = functools.partial(_search_recursive, board, start, order, first, closed, budget)
     return run_deep(call, board.size) if board.size > DEEP_BOARD else call()
 
 
 def _amb(board: KnightBoard, start: int, order: Orderer, first: bool, closed: bool,
          budget: Budget) -> SearchResult:
-    from .knights_amb import search_amb  # imported here: it imports this module
     return search_amb(board, start, order, first, closed, budget,
                       getattr(order, "stateful", False))
 

@@ -15,8 +15,11 @@ is counted only when it is fresh (not a replay, see
 they are listed for the first time, through an
 :class:`experiments.amb.TreeLedger`. The ``random`` tie-break draws from one
 pseudo-random stream, which a replay must not advance (it would reorder the
-candidates under the recorded choices): with it, a replay reuses the order
-recorded when the placement was fresh instead of asking the orderer again.
+candidates under the recorded choices); a heuristic plug-in may do the same
+(``board.rng``) or keep state of its own. With a *stateful* orderer (its
+``stateful`` attribute), a replay reuses the order recorded when the
+placement was fresh instead of asking the orderer again, so the orderer is
+called exactly when, and as often as, the recursive search calls it.
 Extra counters: ``amb_restarts`` (re-executions) and ``amb_replayed``
 (choices replayed).
 
@@ -28,7 +31,7 @@ from __future__ import annotations
 
 from .amb import Amb, TreeLedger
 from .core import Budget, SearchResult, Status, StopSearch
-from .knights import KnightBoard, Orderer
+from .knights_board import KnightBoard, Orderer
 
 
 def search_amb(board: KnightBoard, start: int, order: Orderer, first: bool, closed: bool,
@@ -38,13 +41,14 @@ def search_amb(board: KnightBoard, start: int, order: Orderer, first: bool, clos
     Args:
         board: the board geometry.
         start: the start square index ``row * cols + col``.
-        order: the candidate orderer (:func:`experiments.knights.make_orderer`).
+        order: the candidate orderer (:func:`experiments.knights_board.make_orderer`).
         first: stop at the first tour (else count them all).
         closed: only tours ending a knight's move from the start count.
         budget: node and time budget (not started yet).
         replay_recorded_order: on replay, reuse each placement's candidate
             order recorded when it was fresh instead of calling ``order``
-            again; needed when ``order`` has state (the ``random`` tie-break).
+            again; needed when ``order`` has state (``order.stateful``: the
+            ``random`` tie-break, heuristic plug-ins).
 
     Returns:
         A :class:`SearchResult` with the same counters as the recursive

@@ -51,19 +51,30 @@ this process, combine (re-running a budget-crossing task).
 
 Restrictions (:class:`SplitError`): the knight's tour ``random`` tie-break
 draws from one SplitMix64 stream in call order, which splitting changes, so it
-is refused with a heuristic; N-Queens splits follow the ``recursive`` order
-and counters, which ``iterative``, ``amb`` and ``bitmask`` share
-(``brute_force``, ``functional`` and ``construction`` walk other trees and are
-refused).
+is refused with a heuristic; so is a heuristic plug-in that uses ``board.rng``
+(judged by :func:`~experiments.knights_board.rule_uses_rng` before planning; a
+plug-in that reads it anyway is refused when the walk or task that read it
+ends), and a plug-in with the compiled engine. N-Queens splits follow the
+``recursive`` order and counters, which ``iterative``, ``amb`` and ``bitmask``
+share (``brute_force``, ``functional`` and ``construction`` walk other trees
+and are refused).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence, Union
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from .core import Budget, Mode, SearchResult, Status
-from .knights import (DEFAULT_MOVE_ORDER, KnightBoard, make_orderer, validate_move_order)
+from .knights import (
+    DEFAULT_MOVE_ORDER,
+    KnightBoard,
+    make_orderer,
+    rule_name,
+    rule_uses_rng,
+    validate_move_order,
+)
 from .knights import search_subtree as knights_subtree
 from .queens import is_canonical
 from .queens import search_subtree as queens_subtree
@@ -167,7 +178,7 @@ class Combined:
     last_task: int
 
 
-Outcome = Union[Combined, NeedTask, NeedRerun]
+Outcome = Combined | NeedTask | NeedRerun
 
 
 # --------------------------------------------------------------------------- parameters
@@ -178,6 +189,19 @@ def _engine(params: Mapping[str, Any]) -> str:
     if engine not in ENGINES:
         raise SplitError(f"unknown engine {engine!r}; expected one of {ENGINES}")
     return engine
+
+
+def _refuse_rng_rule(rule: Any) -> None:
+    raise SplitError(
+        f"heuristic plug-in {rule_name(rule)} uses board.rng, one pseudo-random stream "
+        "drawn in the order the search calls the rule, and a split search calls it in "
+        "another order, so its counters would differ; do not split it")
+
+
+def _check_rng_unused(order: Any) -> None:
+    """Refuse a plug-in that read ``board.rng`` although its code does not name it."""
+    if getattr(order, "uses_rng", False):
+        _refuse_rng_rule(order.rule)
 
 
 def _knights_params(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -191,7 +215,13 @@ def _knights_params(params: Mapping[str, Any]) -> dict[str, Any]:
          "strategy": params.get("strategy", "recursive"),
          "engine": _engine(params),
          "seed": int(params.get("seed", 0))}
-    if p["heuristic"] != "none" and p["tie_break"] == "random":
+    if callable(p["heuristic"]):
+        if p["engine"] == "compiled":
+            raise SplitError(f"the compiled engine runs the built-in heuristics only, not the "
+                             f"plug-in {rule_name(p['heuristic'])}; use engine python")
+        if rule_uses_rng(p["heuristic"]):
+            _refuse_rng_rule(p["heuristic"])
+    elif p["heuristic"] != "none" and p["tie_break"] == "random":
         raise SplitError(
             "the random tie-break draws from one SplitMix64 stream in the order the search "
             "calls it, and a split search calls it in another order, so its counters would "
@@ -249,7 +279,8 @@ def plan_split(problem: str, params: Mapping[str, Any], depth: int,
 
     Raises:
         SplitError: unknown problem, negative depth, the ``random`` tie-break
-            with a heuristic, an N-Queens strategy that walks another tree.
+            with a heuristic, a heuristic plug-in using ``board.rng`` or with
+            the compiled engine, an N-Queens strategy that walks another tree.
         ValueError: bad parameters (as the solvers raise them).
     """
     if depth < 0:
@@ -317,6 +348,7 @@ def _plan_knights(p: Mapping[str, Any], depth: int, max_nodes: int | None) -> tu
         visit(start, 1)
     except _Truncated:
         pass
+    _check_rng_unused(order)
     return events, tasks
 
 
@@ -397,6 +429,9 @@ def run_subtree(problem: str, params: Mapping[str, Any], path: Sequence[int],
 
     Returns:
         The subtree's :class:`SearchResult` (see the ``search_subtree`` functions).
+
+    Raises:
+        SplitError: a heuristic plug-in read ``board.rng`` during the task.
     """
     if max_nodes == 0:
         return SearchResult(Status.NODE_LIMIT, 0, 0, 0, 0, 0, 0)
@@ -417,7 +452,9 @@ def run_subtree(problem: str, params: Mapping[str, Any], path: Sequence[int],
         board = _board(params)
         order = make_orderer(board, params["heuristic"], params["tie_break"], params["seed"])
         strategy = "iterative" if params["strategy"] == "iterative" else "recursive"
-        return knights_subtree(board, order, path, first, params["closed"], budget, strategy)
+        result = knights_subtree(board, order, path, first, params["closed"], budget, strategy)
+        _check_rng_unused(order)
+        return result
     return queens_subtree(params["n"], path, first=first, unique=params["unique"],
                           budget=budget)
 
@@ -488,8 +525,7 @@ def combine(plan: SplitPlan, results: Sequence[SearchResult | None],
                 if nodes >= cap:
                     return finish(Status.NODE_LIMIT, open_stop + stop)
                 nodes += 1
-                if depth > max_depth:
-                    max_depth = depth
+                max_depth = max(max_depth, depth)
             checks += entry_checks
             dead_ends += entry_dead
             here = 0
@@ -531,8 +567,7 @@ def combine(plan: SplitPlan, results: Sequence[SearchResult | None],
             checks += r.checks
             solutions += _plain(r)
             canonical += r.solutions if unique else 0
-            if r.max_depth > max_depth:
-                max_depth = r.max_depth
+            max_depth = max(max_depth, r.max_depth)
             if solution is None and r.solution is not None:
                 solution = r.solution
             if r.status in (Status.NODE_LIMIT, Status.TIME_LIMIT, Status.SOLVED):
