@@ -395,6 +395,3 @@ STRATEGIES = strategies(
              engines=("python",), max_size=64, splittable=True, tree="dfs"),
 )
 
-
-def rule_uses_rng(rule) -> bool:  # placeholder until plug-in rules land
-    return "rng" in getattr(getattr(rule, "__code__", None), "co_names", ())
