@@ -354,7 +354,7 @@ def _check_params(config: SweepConfig) -> None:
         if values == "all" and key in expandable:
             continue
         if not isinstance(values, list):
-            hint = f" (or all)" if key in expandable else ""
+            hint = " (or all)" if key in expandable else ""
             raise config.error(("matrix", key), f"a list of values{hint}", _describe(values),
                                f"write {key}: [{json.dumps(values, default=str)}]"
                                if key in adapters else

@@ -46,389 +46,28 @@ whose work sits in a few subtrees gets little speed-up.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
-import os
 import time
-from pathlib import Path
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Optional
 
 from experiments.core import SearchResult, Status
-from experiments.split import (Combined, NeedRerun, SplitError, SplitPlan, auto_depth, combine,
-                               plan_split, run_subtree)
+from experiments.split import Combined, NeedRerun, combine
 
+from .checkpoints import CHECKPOINT_DIR, Checkpoints, TrialCheckpoint, plan_fingerprint
 from .execute import run_trial
-from .problems import get_problem
-from .spec import SplitSupport
+from .split_state import (AUTO_MAX_DEPTH, TASKS_PER_WORKER, ProgressFn, SplitError, SplitState,
+                          resolve_depth, serial_solver, split_params, subtree_task, support)
 from .trial import Trial
 
-#: ``split: auto`` asks for at least this many subtree tasks per worker.
-TASKS_PER_WORKER = 16
-#: The deepest split ``auto`` considers.
-AUTO_MAX_DEPTH = 12
 #: Tasks in flight per worker.
 WINDOW_PER_WORKER = 4
 #: Seconds a split trial past its time budget waits for the tasks in flight,
 #: which stop themselves at the same deadline, to report the work they did.
 TIME_GRACE = 2.0
-#: Name of the checkpoint folder inside a results folder.
-CHECKPOINT_DIR = ".split"
-
-#: ``progress(done, total, placements, seconds)``: subtree tasks finished (or
-#: known not to be needed) out of ``total`` planned, and the placements they
-#: made in ``seconds`` of this run (placements per second over the cluster);
-#: summed over the split trials started so far (several run side by side).
-ProgressFn = Callable[[int, int, int, float], None]
-
-_NOT_REACHED = SearchResult(Status.NODE_LIMIT, 0, 0, 0, 0, 0, 0)
-_OUT_OF_TIME = SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)
-
-
-def support(problem: str) -> SplitSupport:
-    """The split support of a problem's spec.
-
-    Raises:
-        SplitError: the problem defines none.
-    """
-    spec = get_problem(problem)
-    if spec.split is None:
-        raise SplitError(f"problem {problem} defines no split support")
-    return spec.split
-
-
-def split_params(problem: str, columns: Mapping[str, Any], seed: int = 0) -> dict[str, Any]:
-    """The :func:`experiments.split.plan_split` parameters of a trial's columns."""
-    return support(problem).params(columns, seed)
-
-
-def resolve_depth(trial: Trial, params: Mapping[str, Any], workers: int) -> int:
-    """The split depth of ``trial``: its own, or ``auto``'s for ``workers`` workers."""
-    if trial.split == "auto":
-        return auto_depth(support(trial.problem).splitter, params, TASKS_PER_WORKER * max(1, workers),
-                          AUTO_MAX_DEPTH)
-    return int(trial.split)  # type: ignore[arg-type]
-
-
-def _with_extra(result: SearchResult, **extra: int) -> SearchResult:
-    return SearchResult(result.status, result.nodes, result.backtracks, result.dead_ends,
-                        result.checks, result.solutions, result.max_depth, result.solution,
-                        {**result.extra, **extra})
-
-
-# --------------------------------------------------------------------------- checkpoints
-
-
-def plan_fingerprint(plan: SplitPlan, max_nodes: int | None) -> str:
-    """A digest of everything a saved subtree result depends on (hex, 32 chars)."""
-    text = json.dumps([plan.problem, sorted((k, repr(v)) for k, v in plan.params.items()),
-                       plan.depth, max_nodes, plan.tasks], separators=(",", ":"))
-    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
-
-
-def _encode(index: int, r: SearchResult) -> str:
-    return json.dumps({"i": index, "status": r.status.value, "nodes": r.nodes,
-                       "backtracks": r.backtracks, "dead_ends": r.dead_ends,
-                       "checks": r.checks, "solutions": r.solutions, "max_depth": r.max_depth,
-                       "solution": list(r.solution) if r.solution is not None else None,
-                       "all_solutions": r.extra.get("all_solutions")},
-                      separators=(",", ":")) + "\n"
-
-
-def _decode(line: dict[str, Any]) -> tuple[int, SearchResult]:
-    extra = {} if line["all_solutions"] is None else {"all_solutions": line["all_solutions"]}
-    sol = line["solution"]
-    return line["i"], SearchResult(Status(line["status"]), line["nodes"], line["backtracks"],
-                                   line["dead_ends"], line["checks"], line["solutions"],
-                                   line["max_depth"], tuple(sol) if sol is not None else None,
-                                   extra)
-
-
-def _read_checkpoint(data: bytes) -> tuple[dict | None, dict[int, SearchResult], int]:
-    """Parse a checkpoint file: (header or None, results by task, bytes of whole lines).
-
-    Reading stops at the first line that is not whole (cut short by a kill)."""
-    header: dict | None = None
-    results: dict[int, SearchResult] = {}
-    good = 0
-    lines = data.split(b"\n")
-    for k, raw in enumerate(lines[:-1]):  # the part after the last newline is cut short
-        try:
-            line = json.loads(raw)
-            if k == 0:
-                header = line
-            else:
-                i, r = _decode(line)
-                results[i] = r
-        except (ValueError, KeyError, TypeError, AttributeError):
-            break
-        good += len(raw) + 1
-    return header, results, good
-
-
-class TrialCheckpoint:
-    """The saved subtree results of one split trial: an append-only JSON-lines file.
-
-    The first line is ``{"plan": <fingerprint>, "tasks": <count>}``; each
-    further line one finished task's result (a later line for the same task
-    wins: a re-run under the budget left). Lines are flushed as written, so a
-    killed driver loses at most the line it was writing, which the next read
-    drops (and cuts off before appending).
-
-    Args:
-        path: the file (its folder is created on the first write).
-        plan, max_nodes: the plan and the search's node budget; results
-            saved for another plan are discarded.
-    """
-
-    def __init__(self, path: Path, plan: SplitPlan, max_nodes: int | None):
-        self.path = path
-        self.fingerprint = plan_fingerprint(plan, max_nodes)
-        self.n_tasks = len(plan.tasks)
-        self._file = None
-        self.loaded: dict[int, SearchResult] = {}
-        self._good_bytes = 0
-        self._read()
-
-    def _read(self) -> None:
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
-            return
-        header, results, good = _read_checkpoint(data)
-        if header is None or header.get("plan") != self.fingerprint:
-            return  # another plan: start over
-        self.loaded = {i: r for i, r in results.items() if 0 <= i < self.n_tasks}
-        self._good_bytes = good
-
-    def save(self, index: int, result: SearchResult) -> None:
-        """Append task ``index``'s result (not one stopped by the clock)."""
-        if result.status is Status.TIME_LIMIT:
-            return
-        if self._file is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            if self._good_bytes:
-                self._file = open(self.path, "r+b")
-                self._file.truncate(self._good_bytes)
-                self._file.seek(self._good_bytes)
-            else:
-                self._file = open(self.path, "wb")
-                self._file.write(json.dumps({"plan": self.fingerprint,
-                                             "tasks": self.n_tasks}).encode() + b"\n")
-        self._file.write(_encode(index, result).encode())
-        self._file.flush()
-
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-
-
-class Checkpoints:
-    """The checkpoint folder of a results folder (``<folder>/.split``)."""
-
-    def __init__(self, folder: str | Path):
-        self.folder = Path(folder) / CHECKPOINT_DIR
-
-    def path(self, trial_id: str) -> Path:
-        return self.folder / f"{trial_id}.jsonl"
-
-    def open(self, trial_id: str, plan: SplitPlan, max_nodes: int | None) -> TrialCheckpoint:
-        return TrialCheckpoint(self.path(trial_id), plan, max_nodes)
-
-    def discard(self, trial_id: str) -> None:
-        """Delete a trial's checkpoint (its row is on disk)."""
-        try:
-            self.path(trial_id).unlink()
-        except FileNotFoundError:
-            pass
-        try:
-            self.folder.rmdir()  # only when empty
-        except OSError:
-            pass
-
-    def partial(self) -> list[tuple[str, int, int]]:
-        """``(trial_id, subtrees saved, subtrees planned)`` of each checkpoint here."""
-        found = []
-        for f in sorted(self.folder.glob("*.jsonl")) if self.folder.is_dir() else []:
-            header, results, _ = _read_checkpoint(f.read_bytes())
-            if isinstance(header, dict) and isinstance(header.get("tasks"), int):
-                found.append((f.stem, len(results), header["tasks"]))
-        return found
-
-    def prune(self, keep: set[str] | None = None) -> int:
-        """Delete every checkpoint whose trial is not in ``keep`` (None: all); returns how many."""
-        if not self.folder.is_dir():
-            return 0
-        gone = 0
-        for f in self.folder.glob("*.jsonl"):
-            if keep is None or f.stem not in keep:
-                f.unlink()
-                gone += 1
-        try:
-            self.folder.rmdir()
-        except OSError:
-            pass
-        return gone
-
-
-# --------------------------------------------------------------------------- solving
-
-
-class _SplitState:
-    """One split trial in progress: the plan, the results so far, budgets, waste, checkpoint."""
-
-    def __init__(self, trial: Trial, columns, max_nodes, seed, workers: int,
-                 checkpoints: Optional[Checkpoints], progress: Optional[ProgressFn]):
-        params = split_params(trial.problem, columns, seed)
-        self.depth = resolve_depth(trial, params, workers)
-        self.splitter = support(trial.problem).splitter
-        self.plan = plan = plan_split(self.splitter, params, self.depth, max_nodes)
-        self.max_nodes = max_nodes
-        self.n = len(plan.tasks)
-        self.results: list[SearchResult | None] = [None] * self.n
-        self.wasted = 0
-        self.frontier = 0       # first task without a result
-        self.done_before = 0    # nodes of the tasks before the frontier
-        self.done = 0           # tasks with a result
-        self.placements = 0     # placements made by tasks in this run
-        self.t0 = time.perf_counter()
-        self.progress = progress
-        self.checkpoint = None
-        self.resumed = 0        # results read back from the checkpoint
-        if checkpoints is not None:
-            self.checkpoint = checkpoints.open(trial.trial_id, plan, max_nodes)
-            for i, r in self.checkpoint.loaded.items():
-                self.results[i] = r
-            self.done = self.resumed = len(self.checkpoint.loaded)
-        self._advance()
-        self._report()
-
-    def _advance(self) -> None:
-        results = self.results
-        while self.frontier < self.n and results[self.frontier] is not None:
-            self.done_before += results[self.frontier].nodes  # type: ignore[union-attr]
-            self.frontier += 1
-
-    def _report(self) -> None:
-        if self.progress is not None:
-            self.progress(self.done, self.n, self.placements, time.perf_counter() - self.t0)
-
-    def budget(self, index: int) -> int | None:
-        """The node cap of task ``index`` now (0: not reachable within the budget)."""
-        return self.plan.task_budget(index, self.max_nodes,
-                                     self.done_before if index >= self.frontier else 0)
-
-    def skip_unreachable(self, index: int) -> bool:
-        """Mark task ``index`` as not needed when the budget runs out before it."""
-        if self.max_nodes is not None and self.budget(index) == 0:
-            self.results[index] = _NOT_REACHED
-            self.done += 1
-            self._advance()
-            return True
-        return False
-
-    def arrive(self, index: int, result: SearchResult) -> None:
-        if self.results[index] is None:
-            self.done += 1
-        self.results[index] = result
-        self.placements += result.nodes
-        if self.checkpoint is not None and result is not _NOT_REACHED:
-            self.checkpoint.save(index, result)
-        self._advance()
-        self._report()
-
-    def rerun(self, out: NeedRerun) -> None:
-        """Forget task ``out.index``'s result before running it again with the budget left."""
-        self.wasted += self.results[out.index].nodes  # type: ignore[union-attr]
-        self.results[out.index] = None
-        self.done -= 1
-        if out.index < self.frontier:
-            self.frontier = out.index
-            self.done_before = sum(r.nodes for r in self.results[:out.index])  # type: ignore[union-attr]
-
-    def finish(self, out: Combined) -> SearchResult:
-        self.wasted += sum(r.nodes for r in self.results[out.last_task + 1:] if r is not None)
-        self.done = self.n  # the tasks not run are not needed: the progress shows them done
-        self._report()
-        self.close()
-        return _with_extra(out.result, split_depth=self.depth, split_tasks=self.n,
-                           wasted_nodes=self.wasted, split_resumed=self.resumed)
-
-    def time_out(self, out: Any = None) -> None:
-        """The time budget is spent: every missing result (and the result of a
-        task awaiting its re-run, ``out``) counts as stopped with no work."""
-        for i in range(self.n):
-            if self.results[i] is None:
-                self.results[i] = _OUT_OF_TIME
-        if isinstance(out, NeedRerun):
-            self.results[out.index] = _OUT_OF_TIME
-        self._advance()
-
-    def close(self) -> None:
-        if self.checkpoint is not None:
-            self.checkpoint.close()
-
-
-def serial_solver(trial: Trial, checkpoints: Optional[Checkpoints] = None,
-                  progress: Optional[ProgressFn] = None) -> Callable[..., SearchResult]:
-    """A solve call for :func:`runner.execute.run_trial` running the split in this process.
-
-    Tasks run in order, each only when needed, under the cap of
-    :meth:`_SplitState.budget`; the result is saved to ``checkpoints`` when given.
-    """
-    def solve(columns, max_nodes, max_seconds, seed) -> SearchResult:
-        st = _SplitState(trial, columns, max_nodes, seed, 1, checkpoints, progress)
-        plan = st.plan
-        deadline = None if max_seconds is None else time.perf_counter() + max_seconds
-        try:
-            calls = 0
-            while True:
-                out = combine(plan, st.results, max_nodes)
-                if isinstance(out, Combined):
-                    return st.finish(out)
-                seconds = None if deadline is None else deadline - time.perf_counter()
-                if seconds is not None and seconds <= 0:
-                    st.time_out(out)
-                    continue
-                if isinstance(out, NeedRerun):
-                    st.rerun(out)
-                    st.arrive(out.index, run_subtree(st.splitter, plan.params,
-                                                     plan.tasks[out.index], out.max_nodes,
-                                                     seconds))
-                    continue
-                batch = 1 << min(calls, 30)  # a growing batch: O(log tasks) replays
-                calls += 1
-                for i in range(out.index, min(out.index + batch, st.n)):
-                    if st.results[i] is None and not st.skip_unreachable(i):
-                        st.arrive(i, run_subtree(st.splitter, plan.params, plan.tasks[i],
-                                                 st.budget(i), seconds))
-        finally:
-            st.close()
-    return solve
-
-
-def subtree_task(problem: str, params: Mapping[str, Any], path, max_nodes: int | None,
-                 deadline: float | None) -> SearchResult:
-    """A subtree task as Ray runs it: :func:`experiments.split.run_subtree` until ``deadline``.
-
-    ``deadline`` is wall-clock time (``time.time()``, seconds since the epoch)
-    or None: the trial's time budget is one deadline, whenever and wherever the
-    task starts. The compiled kernels are loaded first, so that a worker's
-    first task does not spend its time budget loading them.
-    """
-    split = support(problem)
-    if deadline is None:
-        return run_subtree(split.splitter, params, path, max_nodes, None)
-    split.warm_up(params)
-    seconds = deadline - time.time()
-    if seconds <= 0:
-        return _OUT_OF_TIME
-    return run_subtree(split.splitter, params, path, max_nodes, seconds)
 
 
 class _Job:
-    """One split trial on Ray: its :class:`_SplitState`, what is in flight, its row when done."""
+    """One split trial on Ray: its :class:`SplitState`, what is in flight, its row when done."""
 
     def __init__(self, trial: Trial, workers: int, checkpoints: Optional[Checkpoints],
                  progress: Optional[ProgressFn]):
@@ -447,9 +86,9 @@ class _Job:
         self.urgent = False                 # a decisive result arrived since
         self.result: SearchResult | None = None
         self.error: BaseException | None = None
-        self.st: _SplitState | None = None
+        self.st: SplitState | None = None
         try:
-            self.st = _SplitState(trial, trial.columns, trial.budget_nodes, trial.solver_seed,
+            self.st = SplitState(trial, trial.columns, trial.budget_nodes, trial.solver_seed,
                                   workers, checkpoints, progress)
         except Exception as exc:  # noqa: BLE001 - becomes the trial's error row
             self.error = exc
@@ -715,6 +354,6 @@ def run_split_trials(trials, ray: Any, workers: int, node_id: str | None = None,
                 job.st.close()
 
 
-__all__ = ["CHECKPOINT_DIR", "Checkpoints", "SplitError", "TrialCheckpoint",
+__all__ = ["AUTO_MAX_DEPTH", "TASKS_PER_WORKER", "ProgressFn", "CHECKPOINT_DIR", "Checkpoints", "SplitError", "TrialCheckpoint",
            "plan_fingerprint", "resolve_depth", "run_split_trials", "serial_solver",
            "split_params", "subtree_task", "support"]

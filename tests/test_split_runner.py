@@ -25,7 +25,7 @@ from experiments.knights import KnightBoard, make_orderer
 from experiments.knights import search_subtree as knights_subtree
 from experiments.queens import search_subtree as queens_subtree
 from experiments.split import plan_split, solve_split
-from runner import split_runner
+from runner import split_runner, split_state
 from runner.cli import main
 from runner.config import iter_trials, load_config
 from runner.split_runner import Checkpoints, TrialCheckpoint, run_split_trials, serial_solver
@@ -273,13 +273,13 @@ def test_interrupted_split_trial_resumes_without_rerunning_finished_subtrees(tmp
     trial = next(iter_trials(load_config(cfg)))
     checkpoints = Checkpoints(tmp_path / "r")
     calls = []
-    real = split_runner.run_subtree
+    real = split_state.run_subtree
 
     def counting(*args):
         calls.append(args[2])
         return real(*args)
 
-    monkeypatch.setattr(split_runner, "run_subtree", counting)
+    monkeypatch.setattr(split_state, "run_subtree", counting)
 
     def interrupt_after_40(done, total, placements, seconds):
         if done >= 40:
@@ -386,7 +386,7 @@ def test_a_cancelled_compiled_subtree_task_stops_at_once(ray_session):
     KeyboardInterrupt reaches Python only between two kernel calls) and the
     worker is free again: a cancelled task does not hold a worker for hours."""
     ray = ray_session
-    remote = ray.remote(num_cpus=1)(split_runner.run_subtree)
+    remote = ray.remote(num_cpus=1)(split_state.run_subtree)
     params = plan_split("n_queens", {"n": 19, "mode": "count", "engine": "compiled"}, 0).params
     small = plan_split("n_queens", {"n": 8, "mode": "count", "engine": "compiled"}, 0).params
     huge = [remote.remote("n_queens", params, (), None, None) for _ in range(2)]  # hours each
