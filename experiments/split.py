@@ -419,12 +419,14 @@ def solve_split(problem: str | Splitter, params: Mapping[str, Any], depth: int, 
         # so the exactness tests exercise capped tasks and their re-runs.
         batch = 1 << min(calls, 30)
         calls += 1
-        done_before = sum(r.nodes for r in results[:out.index])  # type: ignore[union-attr]
+        # The replay has used every task before the one it needs: all are known.
+        done_before = sum(r.nodes for r in results[:out.index] if r is not None)
         for i in range(out.index, min(out.index + batch, len(results))):
-            if results[i] is None:
-                results[i] = run_task(plan, i, plan.task_budget(i, max_nodes, done_before),
-                                      seconds)
-            done_before += results[i].nodes  # type: ignore[union-attr]
+            r = results[i]
+            if r is None:
+                r = results[i] = run_task(plan, i, plan.task_budget(i, max_nodes, done_before),
+                                          seconds)
+            done_before += r.nodes
 
 
 def auto_depth(problem: str | Splitter, params: Mapping[str, Any], min_tasks: int,
