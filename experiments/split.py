@@ -49,57 +49,50 @@ row 0 is depth 1 (the empty board is depth 0).
 :func:`solve_split` is the serial reference: plan, run every needed task in
 this process, combine (re-running a budget-crossing task).
 
-Restrictions (:class:`SplitError`): the knight's tour ``random`` tie-break
-draws from one SplitMix64 stream in call order, which splitting changes, so it
-is refused with a heuristic; so is a heuristic plug-in that uses ``board.rng``
-(judged by :func:`~experiments.knights_board.rule_uses_rng` before planning; a
-plug-in that reads it anyway is refused when the walk or task that read it
-ends), and a plug-in with the compiled engine. N-Queens splits follow the
-``recursive`` order and counters, which ``iterative``, ``amb`` and ``bitmask``
-share (``brute_force``, ``functional`` and ``construction`` walk other trees
-and are refused).
+Each problem brings a :class:`Splitter` (:mod:`experiments.split_base`):
+how to normalise its parameters, walk the top part and run one subtree.
+:data:`SPLITTERS` holds those of ``knights_tour``
+(:mod:`experiments.split_knights`) and ``n_queens``
+(:mod:`experiments.split_queens`); every function here takes a problem name
+or a splitter object. Restrictions (:class:`SplitError`): only strategies
+whose registry entry is ``splittable`` (the others walk other trees); the
+knight's tour ``random`` tie-break draws from one SplitMix64 stream in call
+order, which splitting changes, so it is refused with a heuristic.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .core import Budget, Mode, SearchResult, Status
-from .knights import (
-    DEFAULT_MOVE_ORDER,
-    KnightBoard,
-    make_orderer,
-    rule_name,
-    rule_uses_rng,
-    validate_move_order,
-)
-from .knights import search_subtree as knights_subtree
-from .queens import is_canonical
-from .queens import search_subtree as queens_subtree
+from .core import SearchResult, Status
+from .registry import Registry
+from .split_base import ENGINES, ENTER, EXIT, NO_CAP, TASK, SplitError, Splitter
+from .split_knights import KNIGHTS
+from .split_queens import QUEENS
 
-PROBLEMS = ("knights_tour", "n_queens")
-#: N-Queens strategies whose counters equal ``recursive``'s (the split reproduces them).
-QUEENS_SPLITTABLE = ("recursive", "iterative", "amb", "bitmask")
-#: Engines that run subtree tasks: the pure-Python reference and the numba
-#: kernels (:mod:`experiments.compiled`), with identical counters.
-ENGINES = ("python", "compiled")
+__all__ = ["ENGINES", "ENTER", "EXIT", "SPLITTERS", "TASK", "Combined", "NeedRerun", "NeedTask",
+           "Outcome", "SplitError", "SplitPlan", "Splitter", "auto_depth", "combine",
+           "get_splitter", "plan_split", "run_subtree", "run_task", "solve_split"]
 
-# Event kinds. Events are plain tuples (cheap to build and to keep):
-#   (ENTER, node, depth, stop_checks, entry_checks, entry_dead, solution, canonical)
-#   (EXIT, node, exit_checks, exit_dead)
-#   (TASK, index, stop_checks)
-# ``node`` is 0 for the empty N-Queens board (the root, not a placement).
-# ``stop_checks``: checks the sequential search adds for this placement's
-# parent frame when it stops at or below the placement (N-Queens: the
-# parent's row has tested columns 0..col, so col + 1; knight's tour: 0, its
-# checks are all made on entry).
-ENTER, EXIT, TASK = 0, 1, 2
+#: The splitter of each problem, by name.
+SPLITTERS: Registry[Splitter] = Registry("problem", {s.name: s for s in (KNIGHTS, QUEENS)})
 
 
-class SplitError(ValueError):
-    """A search that cannot be split exactly (bad depth, unsupported option)."""
+def get_splitter(problem: str | Splitter) -> Splitter:
+    """The :class:`Splitter` of ``problem``: a name in :data:`SPLITTERS`, or a splitter itself.
+
+    Raises:
+        SplitError: an unknown name (the message lists the valid ones).
+    """
+    if isinstance(problem, Splitter):
+        return problem
+    try:
+        return SPLITTERS.get_or_raise(problem)
+    except ValueError as e:
+        raise SplitError(str(e)) from None
 
 
 @dataclass(frozen=True)
@@ -107,7 +100,8 @@ class SplitPlan:
     """The top part of a split search and its subtree tasks.
 
     Attributes:
-        problem: ``knights_tour`` or ``n_queens``.
+        problem: the problem's name (``knights_tour``, ``n_queens``, or a
+            splitter's own).
         params: the search parameters, normalised (see :func:`plan_split`).
         depth: the split depth D (>= 0).
         first: ``first`` mode (else ``count``).
@@ -118,6 +112,8 @@ class SplitPlan:
         top_before: for each task, the placements the top part makes before
             the search enters it (a lower bound of the nodes before the
             task: add the nodes of the tasks before it for the exact count).
+        splitter: the :class:`Splitter` that made the plan (None: look
+            ``problem`` up in :data:`SPLITTERS`).
     """
 
     problem: str
@@ -127,6 +123,7 @@ class SplitPlan:
     events: tuple[tuple, ...]
     tasks: tuple[tuple[int, ...], ...]
     top_before: tuple[int, ...] = ()
+    splitter: Splitter | None = None
 
     def task_budget(self, index: int, max_nodes: int | None, done_before: int = 0) -> int | None:
         """The node budget to give task ``index`` without changing the combined result.
@@ -181,92 +178,20 @@ class Combined:
 Outcome = Combined | NeedTask | NeedRerun
 
 
-# --------------------------------------------------------------------------- parameters
-
-
-def _engine(params: Mapping[str, Any]) -> str:
-    engine = params.get("engine", "python")
-    if engine not in ENGINES:
-        raise SplitError(f"unknown engine {engine!r}; expected one of {ENGINES}")
-    return engine
-
-
-def _refuse_rng_rule(rule: Any) -> None:
-    raise SplitError(
-        f"heuristic plug-in {rule_name(rule)} uses board.rng, one pseudo-random stream "
-        "drawn in the order the search calls the rule, and a split search calls it in "
-        "another order, so its counters would differ; do not split it")
-
-
-def _check_rng_unused(order: Any) -> None:
-    """Refuse a plug-in that read ``board.rng`` although its code does not name it."""
-    if getattr(order, "uses_rng", False):
-        _refuse_rng_rule(order.rule)
-
-
-def _knights_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    p = {"rows": int(params["rows"]), "cols": int(params["cols"]),
-         "start": tuple(int(v) for v in params.get("start", (0, 0))),
-         "heuristic": params.get("heuristic", "none"),
-         "tie_break": params.get("tie_break", "move_order"),
-         "move_order": validate_move_order(params.get("move_order", DEFAULT_MOVE_ORDER)),
-         "closed": bool(params.get("closed", False)),
-         "mode": Mode(params.get("mode", "first")).value,
-         "strategy": params.get("strategy", "recursive"),
-         "engine": _engine(params),
-         "seed": int(params.get("seed", 0))}
-    if callable(p["heuristic"]):
-        if p["engine"] == "compiled":
-            raise SplitError(f"the compiled engine runs the built-in heuristics only, not the "
-                             f"plug-in {rule_name(p['heuristic'])}; use engine python")
-        if rule_uses_rng(p["heuristic"]):
-            _refuse_rng_rule(p["heuristic"])
-    elif p["heuristic"] != "none" and p["tie_break"] == "random":
-        raise SplitError(
-            "the random tie-break draws from one SplitMix64 stream in the order the search "
-            "calls it, and a split search calls it in another order, so its counters would "
-            "differ; use tie_break move_order, pohl or roth, or do not split")
-    return p
-
-
-def _queens_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    p = {"n": int(params["n"]), "mode": Mode(params.get("mode", "first")).value,
-         "unique": bool(params.get("unique", False)),
-         "strategy": params.get("strategy", "recursive"),
-         "engine": _engine(params)}
-    if p["strategy"] not in QUEENS_SPLITTABLE:
-        raise SplitError(f"N-Queens strategy {p['strategy']!r} walks another tree; a split "
-                         f"search reproduces {', '.join(QUEENS_SPLITTABLE)} only")
-    if p["n"] < 1:
-        raise SplitError(f"n must be at least 1, got {p['n']}")
-    if p["unique"] and p["mode"] != "count":
-        raise SplitError("unique counting needs mode='count'")
-    return p
-
-
-def _board(p: Mapping[str, Any]) -> KnightBoard:
-    return KnightBoard(p["rows"], p["cols"], tuple(p["move_order"]))
-
-
 # --------------------------------------------------------------------------- planning
 
 
-class _Truncated(Exception):
-    """The top walk has passed the node budget: the replay stops before its end."""
-
-
-def plan_split(problem: str, params: Mapping[str, Any], depth: int,
+def plan_split(problem: str | Splitter, params: Mapping[str, Any], depth: int,
                max_nodes: int | None = None) -> SplitPlan:
     """Walk the tree above the split depth and list the subtree tasks, in order.
 
     Args:
-        problem: ``knights_tour`` or ``n_queens``.
-        params: knight's tour: ``rows``, ``cols``, ``start`` (row, col),
-            ``heuristic``, ``tie_break``, ``move_order``, ``closed``, ``mode``,
-            ``strategy`` (``recursive``/``iterative`` for the tasks; others
-            run as ``recursive``, same counters), ``seed``; N-Queens: ``n``,
-            ``mode``, ``unique``, ``strategy``. Missing keys take the solvers'
-            defaults.
+        problem: a name in :data:`SPLITTERS` (``knights_tour``, ``n_queens``)
+            or a :class:`Splitter`.
+        params: the search parameters (see the splitter:
+            :class:`~experiments.split_knights.KnightsSplitter`,
+            :class:`~experiments.split_queens.QueensSplitter`). Missing keys
+            take the solvers' defaults.
         depth: the split depth D >= 0 (module docstring).
         max_nodes: the search's node budget, or None. The walk stops after the
             top placement number ``max_nodes + 1`` (a replay under that budget
@@ -279,20 +204,15 @@ def plan_split(problem: str, params: Mapping[str, Any], depth: int,
 
     Raises:
         SplitError: unknown problem, negative depth, the ``random`` tie-break
-            with a heuristic, a heuristic plug-in using ``board.rng`` or with
-            the compiled engine, an N-Queens strategy that walks another tree.
+            with a heuristic, a strategy whose registry entry is not
+            ``splittable`` (it walks another tree).
         ValueError: bad parameters (as the solvers raise them).
     """
     if depth < 0:
         raise SplitError(f"split depth must be >= 0, got {depth}")
-    if problem == "knights_tour":
-        p = _knights_params(params)
-        events, tasks = _plan_knights(p, depth, max_nodes)
-    elif problem == "n_queens":
-        p = _queens_params(params)
-        events, tasks = _plan_queens(p, depth, max_nodes)
-    else:
-        raise SplitError(f"unknown problem {problem!r}; expected one of {PROBLEMS}")
+    splitter = get_splitter(problem)
+    p = splitter.normalise(params)
+    events, tasks = splitter.plan(p, depth, max_nodes)
     top_before = []
     top = 0
     for ev in events:
@@ -300,123 +220,20 @@ def plan_split(problem: str, params: Mapping[str, Any], depth: int,
             top += ev[1]
         elif ev[0] == TASK:
             top_before.append(top)
-    return SplitPlan(problem, p, depth, p["mode"] == "first", tuple(events), tuple(tasks),
-                     tuple(top_before))
-
-
-def _plan_knights(p: Mapping[str, Any], depth: int, max_nodes: int | None) -> tuple[list, list]:
-    board = _board(p)
-    start = board.square(*p["start"])
-    size = board.size
-    nbrs = board.neighbours
-    closed = p["closed"]
-    order = make_orderer(board, p["heuristic"], p["tie_break"], p["seed"])
-    cut = max(depth, 1)
-    visited = bytearray(size)
-    path: list[int] = []
-    events: list[tuple] = []
-    tasks: list[tuple[int, ...]] = []
-
-    def visit(sq: int, d: int) -> None:
-        if d == cut:
-            events.append((TASK, len(tasks), 0))
-            tasks.append(tuple(path) + (sq,))
-            return
-        top[0] += 1
-        if top[0] > cap:
-            events.append((ENTER, 1, d, 0, 0, 0, None, 0))
-            raise _Truncated
-        visited[sq] = 1
-        path.append(sq)
-        if d == size:
-            ok = not closed or start in nbrs[sq]
-            events.append((ENTER, 1, d, 0, 0, int(not ok), tuple(path) if ok else None, 0))
-            if ok and p["mode"] == "first":
-                raise _Truncated  # the replay stops at this tour
-        else:
-            cands, looked = order(sq, visited)
-            events.append((ENTER, 1, d, 0, looked, int(not cands), None, 0))
-            for nxt in cands:
-                visit(nxt, d + 1)
-        events.append((EXIT, 1, 0, 0))
-        visited[sq] = 0
-        path.pop()
-
-    top = [0]
-    cap = max_nodes if max_nodes is not None else 1 << 62
-    try:
-        visit(start, 1)
-    except _Truncated:
-        pass
-    _check_rng_unused(order)
-    return events, tasks
-
-
-def _plan_queens(p: Mapping[str, Any], depth: int, max_nodes: int | None) -> tuple[list, list]:
-    n = p["n"]
-    last = n - 1
-    unique = p["unique"]
-    events: list[tuple] = []
-    tasks: list[tuple[int, ...]] = []
-    if depth == 0:
-        return [(TASK, 0, 0)], [()]
-    col_used = [False] * n
-    diag = [False] * (2 * n - 1)
-    anti = [False] * (2 * n - 1)
-    placement: list[int] = []
-
-    def expand(row: int) -> None:
-        """Row ``row``'s columns, below the queen at depth ``row`` (or the empty board)."""
-        placed = False
-        for col in range(n):
-            if col_used[col] or diag[row + col] or anti[row - col + last]:
-                continue
-            placed = True
-            d = row + 1
-            if d == depth:
-                events.append((TASK, len(tasks), col + 1))
-                tasks.append(tuple(placement) + (col,))
-                continue
-            top[0] += 1
-            if top[0] > cap:
-                events.append((ENTER, 1, d, col + 1, 0, 0, None, 0))
-                raise _Truncated
-            placement.append(col)
-            if row == last:
-                canon = int(unique and is_canonical(placement))
-                events.append((ENTER, 1, d, col + 1, 0, 0, tuple(placement), canon))
-                if p["mode"] == "first":
-                    raise _Truncated  # the replay stops at this solution
-                events.append((EXIT, 1, 0, 0))
-            else:
-                events.append((ENTER, 1, d, col + 1, 0, 0, None, 0))
-                col_used[col] = diag[row + col] = anti[row - col + last] = True
-                child_dead = expand(row + 1)
-                col_used[col] = diag[row + col] = anti[row - col + last] = False
-                events.append((EXIT, 1, n, child_dead))
-            placement.pop()
-        return int(not placed)
-
-    top = [0]
-    cap = max_nodes if max_nodes is not None else 1 << 62
-    events.append((ENTER, 0, 0, 0, 0, 0, None, 0))
-    try:
-        expand(0)
-    except _Truncated:
-        return events, tasks
-    events.append((EXIT, 0, n, 0))
-    return events, tasks
+    return SplitPlan(splitter.name, p, depth, p["mode"] == "first", tuple(events), tuple(tasks),
+                     tuple(top_before), splitter)
 
 
 # --------------------------------------------------------------------------- tasks
 
 
-def run_subtree(problem: str, params: Mapping[str, Any], path: Sequence[int],
+def run_subtree(problem: str | Splitter, params: Mapping[str, Any], path: Sequence[int],
                 max_nodes: int | None = None, max_seconds: float | None = None) -> SearchResult:
     """Run one subtree task given by its path (what :func:`run_task` does; picklable inputs).
 
     Args:
-        problem, params: as in :attr:`SplitPlan.problem` and :attr:`SplitPlan.params`.
+        problem, params: as in :attr:`SplitPlan.problem` (or
+            :attr:`SplitPlan.splitter`) and :attr:`SplitPlan.params`.
         path: the task's placement path (:attr:`SplitPlan.tasks`).
         max_nodes: node budget of the subtree (0: stop before its root), or None.
         max_seconds: time budget of the subtree, or None.
@@ -431,32 +248,12 @@ def run_subtree(problem: str, params: Mapping[str, Any], path: Sequence[int],
         The subtree's :class:`SearchResult` (see the ``search_subtree`` functions).
 
     Raises:
-        SplitError: a heuristic plug-in read ``board.rng`` during the task.
+        SplitError: an unknown problem.
     """
+    splitter = get_splitter(problem)
     if max_nodes == 0:
         return SearchResult(Status.NODE_LIMIT, 0, 0, 0, 0, 0, 0)
-    first = params["mode"] == "first"
-    if params.get("engine", "python") == "compiled":
-        from .compiled import knights_subtree_compiled, queens_subtree_compiled
-
-        if problem == "knights_tour":
-            return knights_subtree_compiled(
-                params["rows"], params["cols"], path, mode=params["mode"],
-                heuristic=params["heuristic"], tie_break=params["tie_break"],
-                move_order=params["move_order"], closed=params["closed"],
-                max_nodes=max_nodes, max_seconds=max_seconds, seed=params["seed"])
-        return queens_subtree_compiled(params["n"], path, params["mode"], params["unique"],
-                                       max_nodes, max_seconds)
-    budget = Budget(max_nodes, max_seconds)
-    if problem == "knights_tour":
-        board = _board(params)
-        order = make_orderer(board, params["heuristic"], params["tie_break"], params["seed"])
-        strategy = "iterative" if params["strategy"] == "iterative" else "recursive"
-        result = knights_subtree(board, order, path, first, params["closed"], budget, strategy)
-        _check_rng_unused(order)
-        return result
-    return queens_subtree(params["n"], path, first=first, unique=params["unique"],
-                          budget=budget)
+    return splitter.run_subtree(params, path, max_nodes, max_seconds)
 
 
 def run_task(plan: SplitPlan, index: int, max_nodes: int | None = None,
@@ -466,7 +263,8 @@ def run_task(plan: SplitPlan, index: int, max_nodes: int | None = None,
     Raises:
         IndexError: no such task.
     """
-    return run_subtree(plan.problem, plan.params, plan.tasks[index], max_nodes, max_seconds)
+    return run_subtree(plan.splitter or plan.problem, plan.params, plan.tasks[index],
+                       max_nodes, max_seconds)
 
 
 # --------------------------------------------------------------------------- combining
@@ -502,7 +300,7 @@ def combine(plan: SplitPlan, results: Sequence[SearchResult | None],
         raise ValueError(f"expected {len(plan.tasks)} task results, got {len(results)}")
     first = plan.first
     unique = plan.params.get("unique", False)
-    cap = max_nodes if max_nodes is not None else 1 << 62
+    cap = max_nodes if max_nodes is not None else NO_CAP
     nodes = backtracks = dead_ends = checks = solutions = canonical = max_depth = 0
     solution: tuple[int, ...] | None = None
     found: list[int] = []       # solutions found so far below each open top frame
@@ -577,7 +375,7 @@ def combine(plan: SplitPlan, results: Sequence[SearchResult | None],
     return finish(Status.EXHAUSTED)
 
 
-def solve_split(problem: str, params: Mapping[str, Any], depth: int, *,
+def solve_split(problem: str | Splitter, params: Mapping[str, Any], depth: int, *,
                 max_nodes: int | None = None, max_seconds: float | None = None) -> SearchResult:
     """The serial reference: plan, run the needed tasks in order here, combine.
 
@@ -597,8 +395,6 @@ def solve_split(problem: str, params: Mapping[str, Any], depth: int, *,
     Raises:
         SplitError, ValueError: as :func:`plan_split`.
     """
-    import time
-
     deadline = None if max_seconds is None else time.perf_counter() + max_seconds
     plan = plan_split(problem, params, depth, max_nodes)
     results: list[SearchResult | None] = [None] * len(plan.tasks)
@@ -623,15 +419,17 @@ def solve_split(problem: str, params: Mapping[str, Any], depth: int, *,
         # so the exactness tests exercise capped tasks and their re-runs.
         batch = 1 << min(calls, 30)
         calls += 1
-        done_before = sum(r.nodes for r in results[:out.index])  # type: ignore[union-attr]
+        # The replay has used every task before the one it needs: all are known.
+        done_before = sum(r.nodes for r in results[:out.index] if r is not None)
         for i in range(out.index, min(out.index + batch, len(results))):
-            if results[i] is None:
-                results[i] = run_task(plan, i, plan.task_budget(i, max_nodes, done_before),
-                                      seconds)
-            done_before += results[i].nodes  # type: ignore[union-attr]
+            r = results[i]
+            if r is None:
+                r = results[i] = run_task(plan, i, plan.task_budget(i, max_nodes, done_before),
+                                          seconds)
+            done_before += r.nodes
 
 
-def auto_depth(problem: str, params: Mapping[str, Any], min_tasks: int,
+def auto_depth(problem: str | Splitter, params: Mapping[str, Any], min_tasks: int,
                max_depth: int = 12) -> int:
     """The smallest split depth with at least ``min_tasks`` subtree tasks (at most ``max_depth``).
 
@@ -641,6 +439,7 @@ def auto_depth(problem: str, params: Mapping[str, Any], min_tasks: int,
     Raises:
         SplitError, ValueError: as :func:`plan_split`.
     """
+    problem = get_splitter(problem)
     best = 1
     best_tasks = -1
     for d in range(1, max_depth + 1):

@@ -9,13 +9,29 @@ inside a task and exactly at a task boundary.
 
 from __future__ import annotations
 
+import pickle
+from dataclasses import dataclass
+
 import pytest
 
 from experiments.core import Status
 from experiments.knights import solve_knights_tour
+from experiments.queens import STRATEGIES as QUEENS_STRATEGIES
 from experiments.queens import solve_queens
-from experiments.split import (Combined, NeedRerun, NeedTask, SplitError, auto_depth, combine,
-                               plan_split, run_task, solve_split)
+from experiments.split import (
+    SPLITTERS,
+    Combined,
+    NeedRerun,
+    NeedTask,
+    SplitError,
+    auto_depth,
+    combine,
+    plan_split,
+    run_subtree,
+    run_task,
+    solve_split,
+)
+from experiments.split_queens import QueensSplitter
 
 
 def same(seq, split):
@@ -205,3 +221,43 @@ def test_auto_depth():
     d = auto_depth("n_queens", {"n": 10, "mode": "count"}, 32)
     assert len(plan_split("n_queens", {"n": 10, "mode": "count"}, d).tasks) >= 32
     assert len(plan_split("n_queens", {"n": 10, "mode": "count"}, d - 1).tasks) < 32
+
+
+def test_splitters_registry_and_unknown_problem():
+    assert list(SPLITTERS) == ["knights_tour", "n_queens"]
+    with pytest.raises(SplitError, match="expected one of knights_tour, n_queens"):
+        plan_split("n_queen", {"n": 8}, 2)
+    with pytest.raises(SplitError, match="unknown problem"):
+        run_subtree("nope", {"n": 8, "mode": "count"}, ())
+
+
+def test_splittable_strategies_come_from_the_registries():
+    for name, entry in QUEENS_STRATEGIES.items():
+        params = {"n": 6, "mode": "first", "strategy": name}
+        if entry.splittable:
+            plan_split("n_queens", params, 2)
+        else:
+            with pytest.raises(SplitError, match="another tree"):
+                plan_split("n_queens", params, 2)
+    with pytest.raises(SplitError, match="cannot be split"):
+        plan_split("knights_tour", {"rows": 5, "cols": 5, "strategy": "nope"}, 2)
+
+
+@dataclass(frozen=True)
+class _RenamedQueens(QueensSplitter):
+    """A user's own splitter (here: N-Queens under another name), passed as an object."""
+
+    name: str = "my_queens"
+
+
+def test_a_splitter_object_is_accepted_and_plans_pickle():
+    own = _RenamedQueens()
+    params = {"n": 8, "mode": "count"}
+    plan = plan_split(own, params, 2)
+    assert plan.problem == "my_queens" and plan.splitter == own
+    plan = pickle.loads(pickle.dumps(plan))
+    results = [run_task(plan, i) for i in range(len(plan.tasks))]
+    out = combine(plan, results)
+    assert out.result.counters() == solve_queens(8, mode="count").counters()
+    assert solve_split(own, params, 3).counters() == out.result.counters()
+    assert auto_depth(own, params, 32) == auto_depth("n_queens", params, 32)

@@ -1,0 +1,146 @@
+"""N-Queens without search: the ``construction`` strategy and :func:`construct_queens`."""
+
+from __future__ import annotations
+
+from .checker import check_queens
+from .core import Budget, SearchResult, Status
+
+CONSTRUCTIONS = ("formula", "product")
+
+#: The 5-queens solution grown by the ``product`` construction: a queen in the
+#: corner (0, 0), and toroidal (column = 2 * row mod 5: no two queens share a
+#: diagonal even when the board wraps around), which the product needs.
+PRODUCT_SEED: tuple[int, ...] = (0, 2, 4, 1, 3)
+
+
+def _formula(n: int) -> list[int]:
+    """Bernhardsson's explicit solution, 0-based columns by row, for n = 1 and n >= 4.
+
+    With m = n for even n and m = n - 1 for odd n, and 1-based rows and
+    columns (B. Bernhardsson, "Explicit solutions to the N-queens problem for
+    all N", ACM SIGART Bulletin 2(2), 1991, p. 7; the same families as E. J.
+    Hoffman, J. C. Loessi and R. C. Moore, "Constructions for the solution of
+    the m queens problem", Mathematics Magazine 42(2), 1969):
+
+    * m mod 6 != 2: row i holds column 2i and row m/2 + i column 2i - 1,
+      for i = 1..m/2;
+    * m mod 6 == 2: row i holds column 1 + (2(i-1) + m/2 - 1) mod m and row
+      m + 1 - i column m - (2(i-1) + m/2 - 1) mod m, for i = 1..m/2;
+    * odd n: the m-queens solution leaves the main diagonal free, and row n
+      takes column n.
+    """
+    m = n - (n & 1)
+    h = m // 2
+    if m % 6 != 2:
+        cols = [2 * i + 1 for i in range(h)] + [2 * i for i in range(h)]
+    else:
+        top = [(2 * i + h - 1) % m for i in range(h)]
+        cols = top + [m - 1 - v for v in reversed(top)]
+    if n & 1:
+        cols.append(n - 1)
+    return cols
+
+
+def _is_power_of_5(n: int) -> bool:
+    """True for n = 5^k, k >= 0."""
+    while n % 5 == 0:
+        n //= 5
+    return n == 1
+
+
+def _product(n: int) -> list[int]:
+    """The self-similar solution for n = 5^k, grown from :data:`PRODUCT_SEED`.
+
+    Queen (r, c) of the 5-queens seed and queen (r', c') of the 5^k solution
+    give queen (r * 5^k + r', c * 5^k + c') of the 5^(k+1) solution: a copy of
+    the 5^k solution in each block the seed marks. If both factors are
+    *toroidal* (no two queens on a common diagonal of the board wrapped into a
+    torus), so is the product: two of its queens on a common wrapped diagonal
+    would, modulo 5^k, put two queens of the inner factor on one, so they lie
+    in the same place of two blocks, and then, divided by 5^k, the blocks
+    would share a wrapped diagonal of the seed. A toroidal solution is a
+    solution, the seed (column 2r mod 5) is toroidal, so every power is, by
+    induction. The seed's queen in the corner (0, 0) puts the 5^k solution in
+    the top-left block of the 5^(k+1) one. (Toroidal, "doubly periodic",
+    solutions: G. Pólya, "Über die 'doppelt-periodischen' Lösungen des
+    n-Damen-Problems", in W. Ahrens, *Mathematische Unterhaltungen und
+    Spiele* II, 1918.)
+
+    Raises:
+        ValueError: n is not a power of 5.
+    """
+    size = 1
+    cols = [0]
+    while size < n:
+        cols = [c * size + inner for c in PRODUCT_SEED for inner in cols]
+        size *= 5
+    if size != n:
+        raise ValueError(f"the product construction needs n = 5^k, got n = {n}")
+    return cols
+
+
+def construct_queens(n: int, method: str = "formula") -> list[int]:
+    """One N-Queens solution, built without search in O(n) time and verified.
+
+    Args:
+        n: board size: n = 1 or n >= 4 for ``formula``; a power of 5 (1, 5,
+            25, ...) for ``product``.
+        method: ``formula`` (Bernhardsson 1991, see :func:`_formula`) or
+            ``product`` (the self-similar 5^k solution, see :func:`_product`;
+            the 5^k solution is the top-left block of the 5^(k+1) one).
+
+    Returns:
+        The queen's column for each row, length n, checked by
+        :func:`experiments.checker.check_queens` before it is returned.
+
+    Raises:
+        ValueError: unknown method, n < 1, n = 2 or 3 (no solution exists), or
+            (``product``) n not a power of 5.
+        experiments.checker.InvalidSolution: the construction is wrong (a bug).
+    """
+    if method not in CONSTRUCTIONS:
+        raise ValueError(f"unknown construction {method!r}; expected one of {CONSTRUCTIONS}")
+    if n < 1:
+        raise ValueError(f"n must be at least 1, got {n}")
+    if n in (2, 3):
+        raise ValueError(f"no solution exists for n = {n}")
+    cols = _formula(n) if method == "formula" else _product(n)
+    check_queens(n, cols)
+    return cols
+
+
+def _construct(n: int, method: str, budget: Budget) -> SearchResult:
+    """The ``construction`` strategy: n placements, n checks, no backtracking.
+
+    The placement is built in one step, so a node budget below n stops it
+    before its first queen (``node_limit``, all counters 0). The clock is
+    read after building and after verifying; past the limit, the result is
+    ``time_limit`` with the counters of the work done and no solution.
+    """
+    budget.start()
+    if n in (2, 3):
+        return SearchResult(Status.EXHAUSTED, 0, 0, 0, 0, 0, 0)
+    if budget.node_cap < n:
+        return SearchResult(Status.NODE_LIMIT, 0, 0, 0, 0, 0, 0)
+    cols = _formula(n) if method == "formula" else _product(n)
+    if budget.out_of_time():
+        return SearchResult(Status.TIME_LIMIT, n, 0, 0, 0, 0, n)
+    check_queens(n, cols)
+    if budget.out_of_time():
+        return SearchResult(Status.TIME_LIMIT, n, 0, 0, n, 0, n)
+    return SearchResult(Status.SOLVED, n, 0, 0, n, 1, n, tuple(cols))
+
+
+def solve_construction(n: int, first: bool, unique: bool, budget: Budget,
+                       method: str | None = None) -> SearchResult:
+    """The ``construction`` strategy's entry: check the options, then :func:`_construct`."""
+    if not first:
+        raise ValueError("the construction strategy builds one solution; use mode='first'")
+    if unique:
+        raise ValueError("unique counting needs a searching strategy, not construction")
+    method = "formula" if method is None else method
+    if method not in CONSTRUCTIONS:
+        raise ValueError(f"unknown construction {method!r}; expected one of {CONSTRUCTIONS}")
+    if method == "product" and not _is_power_of_5(n):
+        raise ValueError(f"the product construction needs n = 5^k, got n = {n}")
+    return _construct(n, method, budget)
