@@ -41,7 +41,8 @@ def sweep_text(name: str, heuristic: str, trials: int, nodes: int | None = None)
 
 
 def trials_of(text: str):
-    from runner.config import expand, parse_config
+    from runner.config import parse_config
+    from runner.sweep import expand
 
     return expand(parse_config(text, "<bench>"))
 

@@ -1,9 +1,16 @@
 """btlab's runner: config -> trials -> backend (Ray or serial) -> Parquet -> tables.
 
-Modules: :mod:`runner.config` (YAML, validation, :func:`~runner.config.expand`),
-:mod:`runner.backends` (Ray and serial), :mod:`runner.execute` (one trial),
-:mod:`runner.store` (crash-safe Parquet), :mod:`runner.summary` (headline
-tables), :mod:`runner.analysis` (pandas: load, summary, start_grid, compare),
-:mod:`runner.plots` (matplotlib figures), :mod:`runner.report` (the HTML
-report), :mod:`runner.cli` (the ``btlab`` command), :mod:`runner.errors`.
+Modules: :mod:`runner.spec` (what a problem is to the runner) and
+:mod:`runner.problems` (the problem registry, one package per problem),
+:mod:`runner.config` (YAML, validation; :mod:`runner.yaml_source` for positions
+and messages), :mod:`runner.sweep` (:func:`~runner.sweep.expand`: config ->
+trials), :mod:`runner.trial`, :mod:`runner.plugins` (``"module:attr"``
+plug-ins), :mod:`runner.backends` (Ray and serial), :mod:`runner.execute` (one
+trial), :mod:`runner.split_runner` / :mod:`runner.split_state` /
+:mod:`runner.checkpoints` (split trials), :mod:`runner.store` (crash-safe
+Parquet), :mod:`runner.summary` and :mod:`runner.tables` (headline tables),
+:mod:`runner.censoring`, :mod:`runner.analysis` (pandas: load, summary,
+start_grid, compare), :mod:`runner.plots` (matplotlib figures),
+:mod:`runner.report` and :mod:`runner.html` (the HTML report),
+:mod:`runner.cli` (the ``btlab`` command), :mod:`runner.errors`.
 """

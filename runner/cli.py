@@ -127,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cmd_validate(args, console: Console) -> int:
-    from .config import DEFAULT_TRIAL_CAP, count_trials, iter_trials, load_config, product_size
+    from .config import DEFAULT_TRIAL_CAP, load_config
+    from .sweep import count_trials, iter_trials, product_size
 
     config = load_config(args.config)
     quick = product_size(config) if not config.model.exclude else 0
@@ -155,7 +156,8 @@ def cmd_validate(args, console: Console) -> int:
 
 
 def cmd_run(args, console: Console) -> int:
-    from .config import check_trial_cap, iter_trials, load_config
+    from .config import load_config
+    from .sweep import check_trial_cap, iter_trials
     from .execute import METRIC_COLUMNS
     from .split_runner import Checkpoints
     from .store import ResultStore, is_uri, load_rows, part_files
@@ -330,7 +332,8 @@ def _on_sigterm_interrupt():
 
 
 def cmd_show(args, console: Console) -> int:
-    from .config import iter_trials, parse_config
+    from .config import parse_config
+    from .sweep import iter_trials
     from .errors import ConfigError
     from .store import config_of, load_rows, part_files
     from .summary import print_headline

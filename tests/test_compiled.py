@@ -376,7 +376,7 @@ _FRESH_WORKER = textwrap.dedent("""\
     fixed: {board: [8, 8], strategy: iterative, engine: compiled, heuristic: warnsdorff}
     matrix: {start: [[0, 0], [0, 1], [0, 2]]}
     ''')
-    from runner.config import expand
+    from runner.sweep import expand
     rows = run_batch(expand(cfg))
     print(json.dumps([[r["compile_ns"], r["wall_ns"], r["status"]] for r in rows]))
 """)
@@ -416,7 +416,8 @@ def test_adaptive_batch_size():
 
 def test_ray_backend_streams_a_generator_of_trials(ray_session):
     from runner.backends import RayBackend
-    from runner.config import iter_trials, parse_config
+    from runner.config import parse_config
+    from runner.sweep import iter_trials
 
     config = parse_config(ENGINES.replace("engine: [python, compiled]", "engine: [compiled]")
                           .replace("budget: {nodes: 3000}", "budget: {nodes: 3000}\nrepeats: 5"))

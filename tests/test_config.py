@@ -6,7 +6,8 @@ import textwrap
 
 import pytest
 
-from runner.config import count_trials, expand, load_config, parse_config
+from runner.config import load_config, parse_config
+from runner.sweep import count_trials, expand
 from runner.errors import ConfigError
 
 BASE = "name: t\nproblem: knights_tour\n"

@@ -27,7 +27,8 @@ import pytest
 
 from runner.backends import HANG_FACTOR, HANG_GRACE_SECONDS
 from runner.cli import main
-from runner.config import expand, load_config
+from runner.config import load_config
+from runner.sweep import expand
 from runner.errors import BackendError
 from runner.store import LOCK_NAME, ResultStore, part_files
 

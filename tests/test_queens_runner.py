@@ -9,7 +9,8 @@ import pytest
 
 from experiments.checker import check_queens
 from runner.cli import main
-from runner.config import expand, load_config, parse_config
+from runner.config import load_config, parse_config
+from runner.sweep import expand
 from runner.errors import ConfigError
 
 A000170 = {4: 2, 5: 10, 6: 4, 7: 40, 8: 92, 9: 352}

@@ -27,7 +27,8 @@ from experiments.queens import search_subtree as queens_subtree
 from experiments.split import plan_split, solve_split
 from runner import split_runner, split_state
 from runner.cli import main
-from runner.config import iter_trials, load_config
+from runner.config import load_config
+from runner.sweep import iter_trials
 from runner.split_runner import Checkpoints, TrialCheckpoint, run_split_trials, serial_solver
 
 COUNTERS = ["status", "nodes", "backtracks", "dead_ends", "checks", "solutions", "max_depth"]
