@@ -31,7 +31,7 @@ recursive search that walks the same tree in the same order.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Iterator, Sequence, TypeVar
+from typing import Callable, Generator, Iterable, Sequence, TypeVar
 
 from .core import Budget, Status, StopSearch
 
@@ -177,7 +177,7 @@ class Amb:
         """Fail the current branch (``require(False)``)."""
         self.require(False)
 
-    def run_all(self, fn: Callable[["Amb"], R]) -> Iterator[R]:
+    def run_all(self, fn: Callable[["Amb"], R]) -> Generator[R, None, None]:
         """Yield every value ``fn`` returns over all branches, depth-first.
 
         Args:

@@ -130,7 +130,7 @@ class Budget:
         # Search loops compare the node count to node_cap: a huge number stands
         # in for "no limit" so that the hot loop has a single integer compare.
         self.node_cap = max_nodes if max_nodes is not None else 1 << 62
-        self.deadline_ns = None
+        self.deadline_ns: int | None = None
 
     def start(self) -> None:
         """Start the clock; call once, right before the search."""

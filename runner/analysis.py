@@ -40,6 +40,7 @@ from .censoring import CENSORED, STATUSES, bound_flags
 from .errors import ResultsError
 from .problems import PROBLEMS, get_problem
 from .store import config_of, load_rows, part_files
+
 #: Counters of the metrics contract (identical across repeats of a trial).
 COUNTERS = ("nodes", "backtracks", "dead_ends", "checks", "solutions", "max_depth")
 #: Timings in nanoseconds (they vary across repeats; folded by the median).

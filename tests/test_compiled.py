@@ -16,8 +16,7 @@ import pytest
 pytest.importorskip("numba")
 
 from experiments.checker import check_queens, check_tour  # noqa: E402
-from experiments.compiled import (solve_knights_compiled, solve_queens_compiled,  # noqa: E402
-                                  warm_up)
+from experiments.compiled import solve_knights_compiled, solve_queens_compiled, warm_up  # noqa: E402
 from experiments.core import Status  # noqa: E402
 from experiments.knights import DEFAULT_MOVE_ORDER, HEURISTICS, solve_knights_tour  # noqa: E402
 
@@ -340,6 +339,7 @@ def test_runner_engines_give_equal_counters(tmp_path):
     # (not tie_break: random here: a trial's seed hashes all its parameters, the
     # engine included, so the two engines would draw different ties)
     import pandas as pd
+
     from runner.cli import main
 
     cfg = tmp_path / "engines.yaml"

@@ -27,7 +27,8 @@ def cfg(body: str):
     pytest.param("matrix: {board: [[5, 5], [3, 4]], start: all}\n", 37,
                  {"rows": 5}, id="all-per-board"),
     pytest.param("fixed: {board: [5, 5]}\nmatrix: {heuristic: [none, warnsdorff], "
-                 "strategy: [recursive, iterative]}\nexclude: [{heuristic: none, strategy: iterative}]\n",
+                 "strategy: [recursive, iterative]}\n"
+                 "exclude: [{heuristic: none, strategy: iterative}]\n",
                  3, {"heuristic": "none", "strategy": "recursive"}, id="exclude"),
     pytest.param("fixed: {board: [5, 5]}\nmatrix: {heuristic: [none, warnsdorff]}\n"
                  "include: [{heuristic: warnsdorff, tie_break: roth}]\n",
@@ -80,14 +81,16 @@ def test_repeats_share_the_solver_seed():
 
 @pytest.mark.parametrize("body, where, fragments", [
     pytest.param("fixed: {board: [8,8]}\nmatrix:\n  heuristic: [none, warnsdorf]\n",
-                 "t.yaml:5:", ["matrix.heuristic[1]", "did you mean 'warnsdorff'"], id="misspelt-value"),
+                 "t.yaml:5:", ["matrix.heuristic[1]", "did you mean 'warnsdorff'"],
+                 id="misspelt-value"),
     pytest.param("fixed: {board: [8,8], heuristc: none}\n", "t.yaml:3:",
                  ["fixed.heuristc", "did you mean 'heuristic'"], id="unknown-param"),
     pytest.param("fixed: {board: [8,8]}\nrepeat: 2\n", "t.yaml:4:1",
                  ["unknown key 'repeat'", "did you mean 'repeats'"], id="unknown-top-key"),
     pytest.param("fixed: {board: [8,8], start: [9, 0]}\n", "t.yaml:3:",
                  ["fixed.start", "row 0..7", "[9, 0]"], id="start-off-board"),
-    pytest.param("fixed: {board: [0, 8]}\n", "t.yaml:3:", ["fixed.board", "greater than or equal to 1"],
+    pytest.param("fixed: {board: [0, 8]}\n", "t.yaml:3:",
+                 ["fixed.board", "greater than or equal to 1"],
                  id="board-under-1x1"),
     pytest.param("fixed: {board: [8,8], heuristic: none}\nmatrix: {heuristic: [none]}\n",
                  "t.yaml:4:", ["both in fixed and in matrix"], id="fixed-and-swept"),

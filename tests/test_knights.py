@@ -8,8 +8,13 @@ import pytest
 
 from experiments.checker import InvalidSolution, check_tour
 from experiments.core import Status
-from experiments.knights import (DEFAULT_MOVE_ORDER, HEURISTICS, KnightBoard, SplitMix64,
-                                 solve_knights_tour)
+from experiments.knights import (
+    DEFAULT_MOVE_ORDER,
+    HEURISTICS,
+    KnightBoard,
+    SplitMix64,
+    solve_knights_tour,
+)
 
 STRATEGIES = ["recursive", "iterative"]
 
@@ -76,7 +81,8 @@ def test_boards_without_tours_exhaust(rows, cols, strategy):
 def test_warnsdorff_8x8_corner_is_backtrack_free():
     res = solve_knights_tour(8, 8, (0, 0), heuristic="warnsdorff")
     assert res.status is Status.SOLVED
-    assert (res.nodes, res.backtracks, res.dead_ends, res.solutions, res.max_depth) == (64, 0, 0, 1, 64)
+    counters = (res.nodes, res.backtracks, res.dead_ends, res.solutions, res.max_depth)
+    assert counters == (64, 0, 0, 1, 64)
     check_tour(8, 8, (0, 0), res.solution)
 
 

@@ -42,7 +42,8 @@ def test_queens_sweep_counts_and_equal_counters(tmp_path, ray_session, capsys):
     for n in A000170:
         for strategy in ("iterative", "bitmask") + (("amb",) if n < 8 else ()):
             for col in COUNTERS:
-                assert by.loc[(strategy, n), col] == by.loc[("recursive", n), col], (strategy, n, col)
+                assert by.loc[(strategy, n), col] == by.loc[("recursive", n), col], \
+                    (strategy, n, col)
         assert by.loc[("functional", n), "nodes"] == by.loc[("recursive", n), "nodes"]
     assert by.loc[("recursive", 8), "nodes"] == 2056 and by.loc[("recursive", 8), "checks"] == 15720
     assert (by.xs("amb", level="strategy")["amb_restarts"] > 0).all()

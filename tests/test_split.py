@@ -14,8 +14,17 @@ import pytest
 from experiments.core import Status
 from experiments.knights import solve_knights_tour
 from experiments.queens import solve_queens
-from experiments.split import (Combined, NeedRerun, NeedTask, SplitError, auto_depth, combine,
-                               plan_split, run_task, solve_split)
+from experiments.split import (
+    Combined,
+    NeedRerun,
+    NeedTask,
+    SplitError,
+    auto_depth,
+    combine,
+    plan_split,
+    run_task,
+    solve_split,
+)
 
 
 def same(seq, split):

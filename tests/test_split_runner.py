@@ -12,14 +12,18 @@
 from __future__ import annotations
 
 import json
-import time
 import textwrap
+import time
 
 import pandas as pd
 import pytest
 
-from experiments.compiled import (knights_subtree_compiled, queens_subtree_compiled,
-                                  solve_knights_compiled, solve_queens_compiled)
+from experiments.compiled import (
+    knights_subtree_compiled,
+    queens_subtree_compiled,
+    solve_knights_compiled,
+    solve_queens_compiled,
+)
 from experiments.core import Budget, SearchResult, Status
 from experiments.knights import KnightBoard, make_orderer
 from experiments.knights import search_subtree as knights_subtree
@@ -28,7 +32,7 @@ from experiments.split import plan_split, solve_split
 from runner import split_runner
 from runner.cli import main
 from runner.config import iter_trials, load_config
-from runner.split_runner import Checkpoints, TrialCheckpoint, run_split_trials, serial_solver
+from runner.split_runner import Checkpoints, TrialCheckpoint, serial_solver
 
 COUNTERS = ["status", "nodes", "backtracks", "dead_ends", "checks", "solutions", "max_depth"]
 

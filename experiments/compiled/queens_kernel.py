@@ -39,9 +39,9 @@ from numba import njit
 from ..core import Budget, SearchResult
 from ._driver import EXHAUSTED as _EXHAUSTED
 from ._driver import NODE_LIMIT as _NODE_LIMIT
+from ._driver import PAUSE_EVERY, drive, pause_mask  # noqa: F401 - PAUSE_EVERY: documented here
 from ._driver import PAUSED as _PAUSED
 from ._driver import SOLVED as _SOLVED
-from ._driver import PAUSE_EVERY, drive, pause_mask  # noqa: F401 - PAUSE_EVERY: documented here
 
 try:  # an LLVM cttz intrinsic; numba has shipped it for years
     from numba.cpython.unsafe.numbers import trailing_zeros as _ctz
