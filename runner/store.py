@@ -58,7 +58,8 @@ def row_schema(problem: ProblemSpec) -> pa.Schema:
     ``repeat``, the metrics contract (``status``, ``nodes``, ``backtracks``,
     ``dead_ends``, ``checks``, ``solutions``, ``max_depth``, ``wall_ns`` and
     ``cpu_ns`` in nanoseconds), ``solution`` (list of int32), ``error``, the
-    problem's extra counters, and provenance.
+    problem's extra counters, and provenance. The counters are defined in
+    ``docs/metrics.md``.
     """
     fields = [("trial_id", pa.string()), ("run_id", pa.string()), ("problem", pa.string())]
     fields += list(zip(problem.columns.names, problem.columns.types))

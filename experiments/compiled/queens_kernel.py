@@ -7,7 +7,7 @@ recursion", 1997), so a single mask operation finds the safe squares of a
 row; the stack of rows is held in preallocated arrays (iterative, no
 recursion), n <= 64.
 
-Counters (metrics contract, :mod:`experiments.core`), those of plain
+Counters (metrics contract, ``docs/metrics.md``), those of plain
 row-by-row backtracking whatever the bit tricks:
 
 * ``nodes``: queens left on the board after their safety test (2,056 for
