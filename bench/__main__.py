@@ -56,7 +56,10 @@ def _verdict(ratio: float, limit: float, larger_is_better: bool = False) -> str:
 
 
 def build_c(tmp: str) -> str | None:
-    """Compile bench/dfs.c with ``gcc -O2`` (or ``cc -O2``) into ``tmp``; None without a compiler."""
+    """Compile bench/dfs.c with ``gcc -O2`` (or ``cc -O2``) into ``tmp``.
+
+    Returns None without a compiler.
+    """
     compiler = shutil.which("gcc") or shutil.which("cc")
     if compiler is None:
         return None
@@ -130,7 +133,8 @@ def bench_kernels(quick: bool, exe: str | None) -> list[Row]:
                                          strategy=strategy, max_nodes=py_nodes)
                 dt = time.perf_counter() - t0
                 rows.append(Row(f"  pure Python {strategy}, {heuristic}, {py_nodes:,} nodes",
-                                _rate(ref.nodes, dt), "", f"compiled {dt / ref.nodes * nodes / best_k:,.0f}x faster"))
+                                _rate(ref.nodes, dt), "",
+                                f"compiled {dt / ref.nodes * nodes / best_k:,.0f}x faster"))
         else:
             rows.extend(_python_queens(quick, nodes, best_k))
     return rows
@@ -233,7 +237,8 @@ def bench_runner(quick: bool, workers: int) -> list[Row]:
     rows.append(Row(f"runner {label}: Ray, steady, against a Pool at Ray's worker niceness 15",
                     _trials_rate(short_n, ray_warm), f"Pool {_trials_rate(short_n, pool_nice)}",
                     f"{ray_warm / pool_nice:.2f}x Pool time"))
-    rows.append(Row(f"runner {label}: Ray, first round after start", _trials_rate(short_n, ray_cold),
+    rows.append(Row(f"runner {label}: Ray, first round after start",
+                    _trials_rate(short_n, ray_cold),
                     f"Pool incl. start {_trials_rate(short_n, pool_cold)}",
                     f"{ray_cold / pool_cold:.2f}x Pool time"))
     rows.append(Row(f"runner {short_n:,} trials: serial backend", _trials_rate(short_n, serial_s),

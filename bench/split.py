@@ -28,8 +28,8 @@ import time
 import ray
 
 from experiments.compiled import solve_knights_compiled, solve_queens_compiled, warm_up
-from runner.trial import Trial
 from runner.split_runner import run_split_trials
+from runner.trial import Trial
 
 
 def timed(fn):

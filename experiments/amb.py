@@ -25,13 +25,13 @@ Because a restart replays work that was already done, a search driven by
 :class:`Amb` must count a placement or a check only when it happens for the
 first time: :attr:`Amb.replaying` says whether the code now running is a
 replay. :class:`TreeLedger` turns the fresh events of such a search into the
-metrics-contract counters of :mod:`experiments.core`, equal to those of the
+metrics-contract counters (``docs/metrics.md``), equal to those of the
 recursive search that walks the same tree in the same order.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Iterator, Sequence, TypeVar
+from typing import Callable, Generator, Iterable, Sequence, TypeVar
 
 from .core import Budget, Status, StopSearch
 
@@ -177,7 +177,7 @@ class Amb:
         """Fail the current branch (``require(False)``)."""
         self.require(False)
 
-    def run_all(self, fn: Callable[["Amb"], R]) -> Iterator[R]:
+    def run_all(self, fn: Callable[["Amb"], R]) -> Generator[R, None, None]:
         """Yield every value ``fn`` returns over all branches, depth-first.
 
         Args:
@@ -264,7 +264,7 @@ class TreeLedger:
     counters agree with the recursive search's at every placement attempt, at
     a solution and at the end, whatever the budget.
 
-    Counters (as :class:`experiments.core.SearchResult`):
+    Counters (as :class:`experiments.core.SearchResult`, defined in ``docs/metrics.md``):
         nodes, checks, solutions, max_depth: counted by the caller through
         :meth:`place`, :meth:`add_checks` and :meth:`solution`, on fresh
         events only.

@@ -37,7 +37,8 @@ def check_tour(rows: int, cols: int, start: tuple[int, int], tour: Sequence[int]
         if not 0 <= sq < size:
             raise InvalidSolution(f"step {i}: square {sq} is off the {rows} x {cols} board")
         if seen[sq]:
-            raise InvalidSolution(f"step {i}: square {sq} ({sq // cols}, {sq % cols}) visited twice")
+            raise InvalidSolution(
+                f"step {i}: square {sq} ({sq // cols}, {sq % cols}) visited twice")
         seen[sq] = 1
     first_sq = start[0] * cols + start[1]
     if tour[0] != first_sq:

@@ -2,7 +2,8 @@
 
 Every solver in :mod:`experiments` takes plain typed arguments and returns a
 :class:`SearchResult`: a frozen dataclass whose counters follow the btlab
-metrics contract (``../shared/DESIGN.md``, "Metrics contract"):
+metrics contract (``docs/metrics.md``, which defines each counter per problem
+and strategy, the statuses and censoring, and gives known values):
 
 * ``nodes``: placements made (a knight entering a square, the start square
   being placement 1; a queen left on a square after its safety test).
@@ -11,7 +12,8 @@ metrics contract (``../shared/DESIGN.md``, "Metrics contract"):
   solutions. Placements still on the board when a budget stops the search are
   not undone and so are not backtracks.
 * ``dead_ends``: placements with no legal continuation that are not solutions.
-* ``checks``: candidate squares tested.
+* ``checks``: candidate squares tested (knight's tour: onward squares looked
+  at, heuristic look-ups included; N-Queens: squares tested for attack).
 * ``solutions``: solutions reported (1 in ``first`` mode when found).
 * ``max_depth``: deepest placement count reached.
 
@@ -35,6 +37,7 @@ class Status(str, enum.Enum):
     ``NODE_LIMIT`` / ``TIME_LIMIT``: a budget stopped the search; the counters
     are those reached so far and are lower bounds of the full search.
     ``ERROR``: the trial raised (set by the runner, never by a solver).
+    See ``docs/metrics.md``, "Status and censoring".
     """
 
     SOLVED = "solved"
@@ -60,6 +63,8 @@ class Mode(str, enum.Enum):
 @dataclass(frozen=True)
 class SearchResult:
     """What a solver returns: the metrics-contract counters and the solution.
+
+    The counters are defined in ``docs/metrics.md``.
 
     Attributes:
         status: how the search ended (:class:`Status`).
@@ -130,7 +135,7 @@ class Budget:
         # Search loops compare the node count to node_cap: a huge number stands
         # in for "no limit" so that the hot loop has a single integer compare.
         self.node_cap = max_nodes if max_nodes is not None else 1 << 62
-        self.deadline_ns = None
+        self.deadline_ns: int | None = None
 
     def start(self) -> None:
         """Start the clock; call once, right before the search."""

@@ -21,7 +21,7 @@ with a large stack and a raised recursion limit, see :func:`run_deep`),
 Amb operator, by re-execution, for small boards; see
 :mod:`experiments.knights_amb`).
 
-Counting (metrics contract, :mod:`experiments.core`): the start square is
+Counting (metrics contract, ``docs/metrics.md``): the start square is
 placement 1; ``checks`` counts every onward square looked at, both when the
 candidates of a placement are listed and when a heuristic counts a
 candidate's unvisited onward squares (``warnsdorff``, a plug-in's

@@ -32,7 +32,7 @@ heuristics only; a plug-in orders its candidates itself):
 
 Whatever is still tied after a tie-break goes by move order.
 
-``checks`` (metrics contract, :mod:`experiments.core`) counts every onward
+``checks`` (metrics contract, ``docs/metrics.md``) counts every onward
 square looked at: listing a placement's candidates costs the number of
 on-board knight's-move neighbours of its square; ``warnsdorff`` adds, for each
 candidate, the neighbours of that candidate (also when it is the only one);

@@ -37,7 +37,8 @@ class Strategy:
             counters equal its own (:mod:`experiments.split`).
         tree: strategies with the same ``tree`` walk the same tree in the same
             order and MUST report equal ``nodes``, ``backtracks``,
-            ``dead_ends`` and ``solutions`` (the contract suite checks it);
+            ``dead_ends`` and ``solutions`` (``docs/metrics.md``; the
+            contract suite checks it);
             ``None``: a tree of its own.
         options: names of extra parameters the strategy takes (e.g.
             ``("method",)`` for the N-Queens construction); the runner refuses

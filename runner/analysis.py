@@ -40,7 +40,8 @@ from .censoring import CENSORED, STATUSES, bound_flags
 from .errors import ResultsError
 from .problems import PROBLEMS, get_problem
 from .store import config_of, load_rows, part_files
-#: Counters of the metrics contract (identical across repeats of a trial).
+
+#: Counters of the metrics contract (``docs/metrics.md``; identical across repeats of a trial).
 COUNTERS = ("nodes", "backtracks", "dead_ends", "checks", "solutions", "max_depth")
 #: Timings in nanoseconds (they vary across repeats; folded by the median).
 TIMINGS = ("wall_ns", "cpu_ns")

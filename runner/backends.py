@@ -21,7 +21,7 @@ from typing import Any, Iterable, Iterator, Protocol, Sequence
 
 from .errors import BackendError
 from .execute import METRIC_COLUMNS, run_trial
-from .split_runner import run_split_trials, serial_solver
+from .split_runner import Checkpoints, ProgressFn, run_split_trials, serial_solver
 from .trial import Trial
 
 Row = dict[str, Any]
@@ -31,6 +31,10 @@ class Backend(Protocol):
     """What the runner needs of a backend."""
 
     workers: int
+    #: where split trials save finished subtrees, and their progress callback
+    #: (see :mod:`runner.split_runner`); set by the caller, None: off
+    split_checkpoints: Checkpoints | None
+    split_progress: ProgressFn | None
 
     def run(self, trials: Iterable[Trial], total: int | None = None) -> Iterator[Row]:
         """Run every trial once; yield each row as soon as it is known (any order).
@@ -56,9 +60,9 @@ class SerialBackend:
 
     workers = 1
     #: where split trials save finished subtrees (:class:`runner.split_runner.Checkpoints`)
-    split_checkpoints = None
+    split_checkpoints: Checkpoints | None = None
     #: called as subtrees of a split trial finish (:data:`runner.split_runner.ProgressFn`)
-    split_progress = None
+    split_progress: ProgressFn | None = None
 
     def run(self, trials: Iterable[Trial], total: int | None = None) -> Iterator[Row]:
         for trial in trials:
@@ -136,7 +140,9 @@ class _Task:
         self.last = 0.0        # time.monotonic() when its last message was read
         limits = [hang_limit(t.budget_seconds) for t in self.trials]
         #: the largest hang limit of its trials (None: one has no time budget)
-        self.limit = None if None in limits else max(limits)
+        self.limit: float | None = None
+        if all(limit is not None for limit in limits):
+            self.limit = max(limit for limit in limits if limit is not None)
         self.pid = self.node_id = self.host = None
 
     @property
@@ -240,8 +246,8 @@ class RayBackend:
         self.max_retries = max_retries
         #: where split trials save finished subtrees, and their progress callback
         #: (see :mod:`runner.split_runner`); set by the caller, None: off
-        self.split_checkpoints = None
-        self.split_progress = None
+        self.split_checkpoints: Checkpoints | None = None
+        self.split_progress: ProgressFn | None = None
         #: what went wrong and was handled, for the run's summary
         self.killed = 0        # trials killed past their hang limit
         self.deaths = 0        # tasks whose worker died (their unreported trials ran again)

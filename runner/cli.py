@@ -26,8 +26,14 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                           TimeElapsedColumn, TimeRemainingColumn)
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from . import plugins
 from .errors import BtlabError
@@ -275,8 +281,9 @@ def _run_trials(args, console: Console, store, todo, total: int, checkpoints=Non
         return 0, True, None, 0.0
     console.print(f"started {args.backend} with {backend.workers} worker(s) in "
                   f"{time.monotonic() - t0:.1f} s")
-    if getattr(backend, "dashboard_url", None):
-        console.print(f"Ray dashboard: http://{backend.dashboard_url}")
+    dashboard_url = getattr(backend, "dashboard_url", None)
+    if dashboard_url:
+        console.print(f"Ray dashboard: http://{dashboard_url}")
     progress = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
                         MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
                         TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
@@ -321,7 +328,10 @@ def _run_trials(args, console: Console, store, todo, total: int, checkpoints=Non
 
 
 def _on_sigterm_interrupt():
-    """Make SIGTERM act like Ctrl-C (finished rows are written, exit 130); returns the old handler."""
+    """Make SIGTERM act like Ctrl-C (finished rows are written, exit 130).
+
+    Returns the old handler.
+    """
     if threading.current_thread() is not threading.main_thread():
         return None
 

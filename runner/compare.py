@@ -2,7 +2,7 @@
 
 Two runs of one config -- on a laptop and on a cluster, today and next year --
 must agree on every *deterministic* column: the parameters, the status, the
-counters of the metrics contract and the solution. Timings (``wall_ns``,
+counters of the metrics contract (``docs/metrics.md``) and the solution. Timings (``wall_ns``,
 ``cpu_ns``) and provenance (run id, host, node, pid, versions, start time)
 are expected to differ and are ignored.
 """

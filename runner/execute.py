@@ -21,7 +21,7 @@ from experiments.core import Status
 from .problems import get_problem
 from .trial import Trial
 
-#: Metric columns every row carries (the metrics contract), in order.
+#: Metric columns every row carries (the metrics contract, ``docs/metrics.md``), in order.
 METRIC_COLUMNS = ("status", "nodes", "backtracks", "dead_ends", "checks", "solutions",
                   "max_depth", "wall_ns", "cpu_ns")
 

@@ -284,7 +284,8 @@ def _config_and_provenance(df: pd.DataFrame, folder: Path, config: dict) -> str:
     parts = ["<h2>Config</h2>",
              '<p class="note">The expanded config stored in the Parquet metadata '
              '(<code>btlab.config</code>) of the newest part file.</p>',
-             f"<pre>{_e(_config_yaml(config))}</pre>" if config else '<p class="note">No config in the metadata.</p>']
+             f"<pre>{_e(_config_yaml(config))}</pre>" if config
+             else '<p class="note">No config in the metadata.</p>']
     parts.append("<h2>Provenance</h2>")
     parts_files = part_files(folder)
     versions = sorted({read_meta(p).get("btlab.schema_version", "?") for p in parts_files})
@@ -302,7 +303,7 @@ def _config_and_provenance(df: pd.DataFrame, folder: Path, config: dict) -> str:
     parts.append('<dl class="kv">' + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>"
                                              for k, v in info.items()) + "</dl>")
     if "run_id" in df.columns:
-        agg = {"trials": ("trial_id", "size")}
+        agg: dict[str, tuple[str, Any]] = {"trials": ("trial_id", "size")}
         if "started_at" in df.columns:
             agg.update(first_start=("started_at", "min"), last_start=("started_at", "max"))
         for col in ("host", "btlab_version", "git_commit"):

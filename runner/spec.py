@@ -94,7 +94,8 @@ class SplitSupport(Protocol):
     before its clock starts.
     """
 
-    splitter: Any
+    @property
+    def splitter(self) -> Any: ...
 
     def params(self, columns: Mapping[str, Any], seed: int) -> dict[str, Any]: ...
 

@@ -58,7 +58,8 @@ def row_schema(problem: ProblemSpec) -> pa.Schema:
     ``repeat``, the metrics contract (``status``, ``nodes``, ``backtracks``,
     ``dead_ends``, ``checks``, ``solutions``, ``max_depth``, ``wall_ns`` and
     ``cpu_ns`` in nanoseconds), ``solution`` (list of int32), ``error``, the
-    problem's extra counters, and provenance.
+    problem's extra counters, and provenance. The counters are defined in
+    ``docs/metrics.md``.
     """
     fields = [("trial_id", pa.string()), ("run_id", pa.string()), ("problem", pa.string())]
     fields += list(zip(problem.columns.names, problem.columns.types))
@@ -100,7 +101,10 @@ def _ray_version() -> str | None:
 
 
 def new_run_id() -> str:
-    """A run id: UTC time to the second plus 6 random hex digits, e.g. ``20261129T221500-3fa2c1``."""
+    """A run id: UTC time to the second plus 6 random hex digits.
+
+    For example ``20261129T221500-3fa2c1``.
+    """
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
 
 
@@ -253,10 +257,10 @@ class ResultStore:
                     f"{folder}: holds results in schema version {version or 'unknown'}, "
                     f"this btlab writes version {SCHEMA_VERSION}\n"
                     "  fix: write elsewhere with --out, or start over with --fresh")
-            name, problem = meta.get("btlab.config_name"), meta.get("btlab.problem")
-            if name != self.config.name or problem != self.config.problem.name:
+            name, stored = meta.get("btlab.config_name"), meta.get("btlab.problem")
+            if name != self.config.name or stored != self.config.problem.name:
                 raise ResultsError(
-                    f"{folder}: holds results of config {name!r} ({problem}), "
+                    f"{folder}: holds results of config {name!r} ({stored}), "
                     f"not of {self.config.name!r} ({self.config.problem.name})\n"
                     "  fix: write elsewhere with --out, or start over with --fresh")
 
@@ -330,9 +334,9 @@ class ResultStore:
             gone += len(remote)
         return gone
 
-    def _upload(self, part: Path) -> None:
-        """Copy a finished part to the mirror: a hidden name first, then moved into place."""
-        fs, base = _remote(self.mirror)
+    def _upload(self, part: Path, mirror: str) -> None:
+        """Copy a finished part to ``mirror``: a hidden name first, then moved into place."""
+        fs, base = _remote(mirror)
         fs.create_dir(base, recursive=True)
         tmp = f"{base.rstrip('/')}/.{part.name}.{uuid.uuid4().hex[:8]}.tmp"
         with fs.open_output_stream(tmp) as out:
@@ -360,7 +364,10 @@ class ResultStore:
         self._rows = []
 
     def _write(self, table: pa.Table) -> None:
-        """Write ``table`` as the next part: to a hidden temporary, fsync, rename, fsync the folder."""
+        """Write ``table`` as the next part.
+
+        To a hidden temporary, fsync, rename, fsync the folder.
+        """
         self.folder.mkdir(parents=True, exist_ok=True)
         name = f"{PART_PREFIX}{self.run_id}-{self._seq:05d}.parquet"
         tmp = self.folder / f".{name}.{uuid.uuid4().hex[:8]}.tmp"
@@ -378,7 +385,7 @@ class ResultStore:
         _fsync_dir(self.folder)
         self._seq += 1
         if self.mirror:
-            self._upload(self.folder / name)
+            self._upload(self.folder / name, self.mirror)
 
     def close(self) -> None:
         """Write what is queued and release the folder's lock."""

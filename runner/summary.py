@@ -47,7 +47,10 @@ def print_headline(df: pd.DataFrame, console: Console | None = None) -> None:
 
 
 def print_by_node(df: pd.DataFrame, console: Console) -> None:
-    """How the trials spread over the machines: per Ray node and host, trials, placements, CPU time."""
+    """How the trials spread over the machines.
+
+    Per Ray node and host: trials, placements, CPU time.
+    """
     df = df.assign(node_id=df["node_id"].fillna("(serial, no Ray)"))
     table = Table(title="trials by Ray node", title_justify="left")
     for name in ("node_id", "host", "worker pids", "trials", "nodes (placements)", "cpu s"):

@@ -51,7 +51,8 @@ def one_per_trial(df: pd.DataFrame, spec: ProblemSpec) -> pd.DataFrame:
     if "repeat" not in df.columns or df.empty or df["repeat"].max() == 0:
         return df
     keys = [c for c in [*spec.columns.names, *TRIAL_COLUMNS] if c in df.columns]
-    timing = df.groupby(keys, dropna=False, sort=False, observed=True)[["wall_ns", "cpu_ns"]].median()
+    by_trial = df.groupby(keys, dropna=False, sort=False, observed=True)
+    timing = by_trial[["wall_ns", "cpu_ns"]].median()
     first = df.sort_values("repeat").drop_duplicates(keys, keep="first")
     return first.drop(columns=["wall_ns", "cpu_ns"]).merge(timing.reset_index(), on=keys,
                                                            how="left")
@@ -98,7 +99,8 @@ def status_and_work(df: pd.DataFrame, groups: list[str], title: str, trials: str
     for metric in ("nodes", "backtracks"):
         for stat in ("total", "median", "max"):
             work.add_column(f"{metric} {stat}", justify="right")
-    grouped = list(df.groupby(groups, sort=False, dropna=False, observed=True)) if groups else [((), df)]
+    grouped = (list(df.groupby(groups, sort=False, dropna=False, observed=True)) if groups
+               else [((), df)])
     for key, sub in grouped:
         key = key if isinstance(key, tuple) else (key,)
         status = sub["status"].astype("object")

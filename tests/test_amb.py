@@ -237,7 +237,9 @@ def test_queens_amb_counters_equal_recursive(n, mode):
     assert amb.solution == rec.solution
     if amb.solution:
         check_queens(n, amb.solution)
-    assert amb.extra["amb_restarts"] >= amb.dead_ends
+    # one execution per failed safety test (checks - nodes) and per reported solution;
+    # the first execution is not a restart
+    assert amb.extra["amb_restarts"] == amb.checks - amb.nodes + amb.solutions - 1
     if n >= 4 and mode == "count":
         assert amb.extra["amb_replayed"] > amb.nodes   # re-execution replays the path
 

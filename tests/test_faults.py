@@ -210,7 +210,9 @@ def test_time_limit_is_cooperative_and_a_hung_trial_is_killed(tmp_path):
     # cooperative: within 10 % + 0.5 s of the budget, with the counters reached
     plain = df[df["heuristic"] == "none"]
     assert (plain["status"] == "time_limit").all()
-    assert (plain["nodes"] > 0).all() and plain["backtracks"].notna().all()
+    # the recursive search reads its clock every 1,024 placements, before the next one
+    assert (plain["nodes"] > 0).all() and (plain["nodes"] % 1024 == 0).all()
+    assert plain["backtracks"].notna().all()
     assert (plain["wall_ns"] <= (0.5 * 1.1 + 0.5) * 1e9).all(), plain["wall_ns"]
     # the hung trial: killed, recorded, counters unknown
     row = df.loc[hung]

@@ -7,15 +7,40 @@ import time
 import pytest
 
 from experiments.checker import InvalidSolution, check_tour
-from experiments.core import Status
-from experiments.knights import (DEFAULT_MOVE_ORDER, HEURISTICS, KnightBoard, SplitMix64,
-                                 solve_knights_tour)
+from experiments.core import Budget, Status
+from experiments.knights import (
+    DEFAULT_MOVE_ORDER,
+    HEURISTICS,
+    KnightBoard,
+    SplitMix64,
+    solve_knights_tour,
+)
 
 STRATEGIES = ["recursive", "iterative"]
 
 
 def squares(rows, cols):
     return [(r, c) for r in range(rows) for c in range(cols)]
+
+
+def reference_tours(rows, cols, start):
+    """Every open tour from ``start`` (square indices), by a plain search written from the
+    rules alone, independent of the solvers."""
+    jumps = [(1, 2), (2, 1), (-1, 2), (-2, 1), (1, -2), (2, -1), (-1, -2), (-2, -1)]
+    tours = []
+
+    def walk(path):
+        if len(path) == rows * cols:
+            tours.append(tuple(path))
+            return
+        r, c = divmod(path[-1], cols)
+        for dr, dc in jumps:
+            nr, nc = r + dr, c + dc
+            if 0 <= nr < rows and 0 <= nc < cols and nr * cols + nc not in path:
+                walk(path + [nr * cols + nc])
+
+    walk([start[0] * cols + start[1]])
+    return tours
 
 
 def count_all_starts(rows, cols, strategy="recursive"):
@@ -76,7 +101,8 @@ def test_boards_without_tours_exhaust(rows, cols, strategy):
 def test_warnsdorff_8x8_corner_is_backtrack_free():
     res = solve_knights_tour(8, 8, (0, 0), heuristic="warnsdorff")
     assert res.status is Status.SOLVED
-    assert (res.nodes, res.backtracks, res.dead_ends, res.solutions, res.max_depth) == (64, 0, 0, 1, 64)
+    counters = (res.nodes, res.backtracks, res.dead_ends, res.solutions, res.max_depth)
+    assert counters == (64, 0, 0, 1, 64)
     check_tour(8, 8, (0, 0), res.solution)
 
 
@@ -91,19 +117,24 @@ def test_solved_first_mode_nodes_minus_backtracks_is_board_size(heuristic):
 
 
 def test_count_mode_backtracks_match_solution_paths():
-    # 3x4 from (0,0): nodes - backtracks = placements on paths to tours, at
-    # least 12 (one tour) and at most 12 * solutions.
+    # 3x4 from (0,0): nodes - backtracks = placements on paths to tours: the distinct
+    # prefixes of the tours. There are 2 tours; they share their first 7 squares,
+    # so 12 + 12 - 7 = 17.
     res = solve_knights_tour(3, 4, (0, 0), mode="count")
-    on_paths = res.nodes - res.backtracks
-    assert res.solutions >= 1
-    assert 12 <= on_paths <= 12 * res.solutions
+    tours = reference_tours(3, 4, (0, 0))
+    prefixes = {t[:i] for t in tours for i in range(1, 13)}
+    assert res.solutions == len(tours) == 2
+    assert res.nodes - res.backtracks == len(prefixes) == 17
 
 
 def test_dead_ends_are_leaves_without_tour():
     # 3x3: the centre is unreachable, so no square path covers it; from a corner
     # the knight walks the 8-cycle of the rim and every dead end is counted.
+    # Both ways round the rim end on the square next to the start, with no unvisited
+    # onward square: 2 dead ends; 1 + 7 + 7 placements, none on a tour.
     res = solve_knights_tour(3, 3, (0, 0))
-    assert res.dead_ends >= 1
+    assert res.status is Status.EXHAUSTED
+    assert (res.nodes, res.backtracks, res.dead_ends, res.solutions) == (15, 15, 2, 0)
     assert res.max_depth == 8
 
 
@@ -128,7 +159,8 @@ def test_time_budget_stops_near_limit(strategy):
     res = solve_knights_tour(8, 8, (0, 1), strategy=strategy, max_seconds=0.3)
     elapsed = time.perf_counter() - t0
     assert res.status is Status.TIME_LIMIT
-    assert res.nodes > 0
+    # the clock is read every CLOCK_EVERY placements, before the next one
+    assert res.nodes > 0 and res.nodes % Budget.CLOCK_EVERY == 0
     assert elapsed < 0.3 * 1.1 + 0.5
 
 

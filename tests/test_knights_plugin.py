@@ -362,7 +362,7 @@ def test_random_rule_is_reproducible_and_equal_across_strategies():
         assert runs[3].counters() == runs[0].counters()  # amb replays recorded orders
         assert runs[3].solution == runs[0].solution
         by_seed[seed] = (runs[0].counters()["checks"], runs[0].solutions, runs[0].solution)
-    assert len(set(by_seed.values())) > 1               # the seed changes the order
+    assert len(set(by_seed.values())) == 5              # each seed gives its own order
 
 
 def test_rule_uses_rng():
@@ -450,4 +450,6 @@ def test_split_plugin_3x4_count_exhaustive(depth):
     assert sp.counters() == seq.counters()
     assert sp.solution == seq.solution
     assert sp.status is Status.EXHAUSTED
-    assert sp.solutions == seq.solutions > 0
+    # 2 open tours from the corner of 3 x 4 (see tests/test_knights.py); a count does
+    # not depend on the order the candidates are tried in
+    assert sp.solutions == seq.solutions == 2

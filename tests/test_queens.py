@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from experiments.checker import InvalidSolution, check_queens
-from experiments.core import Mode, Status
+from experiments.core import Budget, Mode, Status
 from experiments.queens import (
     PRODUCT_SEED,
     STRATEGIES,
@@ -24,6 +24,58 @@ SEARCHES = [s for s in STRATEGIES if s != "construction"]
 #: Strategies that walk the same tree in the same order (same counters, always).
 SAME_TREE = ["recursive", "iterative", "amb", "bitmask"]
 COUNTERS = ("status", "nodes", "backtracks", "dead_ends", "checks", "solutions", "max_depth")
+
+
+def consistent_prefixes(n, k):
+    """Every placement of k non-attacking queens in rows 0..k-1, in lexicographic order.
+
+    A reference written from the rules alone, independent of the solvers.
+    """
+    out = []
+
+    def extend(p):
+        if len(p) == k:
+            out.append(p)
+            return
+        row = len(p)
+        for col in range(n):
+            if all(col != c and abs(col - c) != row - r for r, c in enumerate(p)):
+                extend(p + (col,))
+
+    extend(())
+    return out
+
+
+def dfs_placements(n, prune):
+    """Placements (as prefixes) in the order a row-by-row depth-first search makes them.
+
+    ``prune``: a queen is placed only on a safe square (the ``rows`` tree);
+    otherwise every column is assigned (``brute_force``'s tree).
+    """
+    def walk(p):
+        row = len(p)
+        for col in range(n):
+            if prune and not all(col != c and abs(col - c) != row - r for r, c in enumerate(p)):
+                continue
+            q = p + (col,)
+            yield q
+            if row + 1 < n:
+                yield from walk(q)
+
+    return walk(())
+
+
+def distinct_prefixes(placements):
+    """Number of distinct non-empty prefixes of ``placements``."""
+    return len({p[:i] for p in placements for i in range(1, len(p) + 1)})
+
+
+def check_queens_ok(n, placement):
+    try:
+        check_queens(n, placement)
+    except InvalidSolution:
+        return False
+    return True
 
 
 def verified(n, result):
@@ -127,7 +179,19 @@ def test_recursive_iterative_amb_bitmask_report_equal_counters(n, mode):
     for strategy, res in results.items():
         assert res.counters() == reference, strategy
         assert res.solution == results["recursive"].solution, strategy
-    assert results["amb"].extra["amb_restarts"] >= 0
+    # Every execution of the searched function ends with exactly one failed safety
+    # test (a check that is not a placement) or one reported solution, and a
+    # search that ends by itself does not restart after its last execution:
+    # restarts = (checks - nodes) + solutions - 1.
+    amb = results["amb"]
+    assert amb.extra["amb_restarts"] == amb.checks - amb.nodes + amb.solutions - 1
+
+
+def test_amb_restarts_for_8_queens():
+    res = solve_queens(8, mode="count", strategy="amb")
+    # 15,720 checks of which 2,056 placed a queen: 13,664 failed tests, plus 92 solutions,
+    # less the first execution.
+    assert res.extra["amb_restarts"] == 15_720 - 2_056 + 92 - 1 == 13_755
 
 
 @pytest.mark.parametrize("n", range(1, 11), ids=lambda n: f"n{n}")
@@ -136,7 +200,14 @@ def test_functional_counts_like_recursion(n):
     rec = solve_queens(n, mode="count", strategy="recursive")
     assert fun.counters() == rec.counters()
     assert fun.extra["candidates"] == fun.checks
-    assert fun.extra["max_frontier"] >= 1
+    # Level k holds every consistent placement of k queens; the frontier starts as the
+    # level of the empty board (1 placement).
+    levels = [len(consistent_prefixes(n, k)) for k in range(1, n + 1)]
+    assert sum(levels) == rec.nodes
+    assert fun.extra["max_frontier"] == max(1, *levels)
+    if n == 8:
+        assert levels == [8, 42, 140, 344, 568, 550, 312, 92]
+        assert fun.extra["max_frontier"] == 568
 
 
 @pytest.mark.parametrize("n", [1, 4, 5, 6, 8, 10])
@@ -146,7 +217,11 @@ def test_functional_first_mode_finds_the_first_solution(n):
     assert fun.status is Status.SOLVED and fun.solution == rec.solution
     # It builds whole levels first, so it makes at least the placements recursion makes.
     assert fun.nodes >= rec.nodes
-    assert fun.nodes - fun.backtracks <= fun.nodes
+    # It stops at the first solution while extending level n-1: the solution's path and
+    # the level-(n-1) placements from the solution's parent on, which still wait to be
+    # extended, are not discarded; every other placement is a backtrack.
+    waiting = [p for p in consistent_prefixes(n, n - 1) if p >= fun.solution[:-1]]
+    assert fun.nodes - fun.backtracks == distinct_prefixes([fun.solution, *waiting])
 
 
 @pytest.mark.parametrize("strategy", SEARCHES)
@@ -185,7 +260,25 @@ def test_node_limit_stops_at_the_budget(strategy):
     res = solve_queens(n, mode="count", strategy=strategy, max_nodes=budget)
     assert res.status is Status.NODE_LIMIT
     assert res.nodes == budget
-    assert res.nodes - res.backtracks >= 0
+    # nodes - backtracks = placements on paths to the solutions reported within the
+    # budget, plus those still on the board when the search stops.
+    if strategy == "functional":
+        # It stops while building level 4 (levels 1..3 hold 8 + 42 + 140 = 190
+        # placements, level 4 would hold 344 more); no placement has been discarded yet.
+        assert (res.dead_ends, res.solutions, res.nodes - res.backtracks) == (0, 0, budget)
+    else:
+        # A depth-first search: the reference order of its placements, the solutions
+        # among the first 500, and the path of the 501st placement's parent.
+        tree = dfs_placements(n, prune=strategy != "brute_force")
+        made = [next(tree) for _ in range(budget + 1)]
+        found = [p for p in made[:budget] if len(p) == n and check_queens_ok(n, p)]
+        on_board = made[budget][:-1]
+        assert res.solutions == len(found)
+        assert res.nodes - res.backtracks == distinct_prefixes([*found, on_board])
+        # rows tree: 12 solutions within 500 placements; brute force: none, and the
+        # 501st placement is a row-7 assignment below a path of 7.
+        assert (res.solutions, res.nodes - res.backtracks) == (
+            (0, 7) if strategy == "brute_force" else (12, 85))
     verified(n, res)
 
 
@@ -213,7 +306,9 @@ def test_budget_that_suffices_is_not_a_limit():
 def test_time_limit(strategy):
     res = solve_queens(28, mode="count", strategy=strategy, max_seconds=0.05)
     assert res.status is Status.TIME_LIMIT
-    assert res.nodes > 0
+    # The clock is read every CLOCK_EVERY placements, before the next one; 28-queens
+    # is far more than 0.05 s of work (for bitmask: its first half-walk alone).
+    assert res.nodes > 0 and res.nodes % Budget.CLOCK_EVERY == 0
     verified(28, res)
 
 

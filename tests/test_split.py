@@ -221,6 +221,11 @@ def test_auto_depth():
     d = auto_depth("n_queens", {"n": 10, "mode": "count"}, 32)
     assert len(plan_split("n_queens", {"n": 10, "mode": "count"}, d).tasks) >= 32
     assert len(plan_split("n_queens", {"n": 10, "mode": "count"}, d - 1).tasks) < 32
+    # depth 1: the 10 queens of row 0; depth 2: the pairs of non-attacking queens in
+    # rows 0 and 1, n^2 - n (same column) - 2(n - 1) (same diagonal) = (n - 1)(n - 2)
+    assert d == 2
+    assert len(plan_split("n_queens", {"n": 10, "mode": "count"}, 1).tasks) == 10
+    assert len(plan_split("n_queens", {"n": 10, "mode": "count"}, 2).tasks) == 9 * 8
 
 
 def test_splitters_registry_and_unknown_problem():

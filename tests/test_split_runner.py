@@ -12,14 +12,18 @@
 from __future__ import annotations
 
 import json
-import time
 import textwrap
+import time
 
 import pandas as pd
 import pytest
 
-from experiments.compiled import (knights_subtree_compiled, queens_subtree_compiled,
-                                  solve_knights_compiled, solve_queens_compiled)
+from experiments.compiled import (
+    knights_subtree_compiled,
+    queens_subtree_compiled,
+    solve_knights_compiled,
+    solve_queens_compiled,
+)
 from experiments.core import Budget, SearchResult, Status
 from experiments.knights import KnightBoard, make_orderer
 from experiments.knights import search_subtree as knights_subtree
@@ -28,8 +32,8 @@ from experiments.split import plan_split, solve_split
 from runner import split_runner, split_state
 from runner.cli import main
 from runner.config import load_config
+from runner.split_runner import Checkpoints, TrialCheckpoint, serial_solver
 from runner.sweep import iter_trials
-from runner.split_runner import Checkpoints, TrialCheckpoint, run_split_trials, serial_solver
 
 COUNTERS = ["status", "nodes", "backtracks", "dead_ends", "checks", "solutions", "max_depth"]
 
@@ -157,6 +161,21 @@ KNIGHTS_SPLIT = """\
 """
 
 
+def knight_paths(rows: int, cols: int, start: tuple[int, int], length: int) -> int:
+    """Knight's paths of ``length`` distinct squares from ``start`` (a plain count)."""
+    jumps = [(1, 2), (2, 1), (-1, 2), (-2, 1), (1, -2), (2, -1), (-1, -2), (-2, -1)]
+
+    def walk(path: list[tuple[int, int]]) -> int:
+        if len(path) == length:
+            return 1
+        r, c = path[-1]
+        nexts = [(r + dr, c + dc) for dr, dc in jumps]
+        return sum(walk(path + [q]) for q in nexts
+                   if 0 <= q[0] < rows and 0 <= q[1] < cols and q not in path)
+
+    return walk([start])
+
+
 def unsplit_counters(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for r in df.itertuples():
@@ -189,8 +208,16 @@ def test_split_sweep_on_ray_runs_trials_side_by_side_with_exact_counters(tmp_pat
     assert list(zip(solved["start_row"], solved["start_col"])) == [(5, 4)]
     assert solved["nodes"].iloc[0] == 2_252_173
     check_against_unsplit(df)
-    assert (df["split_depth"] == 4).all() and (df["split_tasks"] > 1).all()
-    assert (df["wasted_nodes"] >= 0).all() and (df["split_resumed"] == 0).all()
+    # one task per path of 4 squares (3 knight's moves) from the start, as counted by
+    # knight_paths (independent of the planner)
+    tasks = {(r.start_row, r.start_col): r.split_tasks for r in df.itertuples()}
+    assert tasks == {start: knight_paths(8, 8, start, 4) for start in tasks}
+    assert tasks == {(0, 0): 50, (0, 1): 78, (0, 4): 108, (2, 2): 176, (5, 4): 190, (7, 7): 50}
+    assert (df["split_depth"] == 4).all() and (df["split_resumed"] == 0).all()
+    # wasted_nodes has no fixed value on Ray: a task after a trial's first missing one
+    # runs only while a worker would otherwise be idle, which depends on timing; it is
+    # recorded for every split row (the serial test below holds it to 0)
+    assert df["wasted_nodes"].notna().all() and (df["wasted_nodes"] >= 0).all()
     assert not (out / ".split").exists()   # checkpoints go once their rows are on disk
 
 
@@ -214,7 +241,11 @@ def test_split_count_trials_on_ray_equal_oeis(tmp_path, ray_session):
         assert df.loc[n, "nodes"] == solve_queens_compiled(n, "count").nodes
     assert df.loc[9, "solutions"] == 46 and df.loc[9, "all_solutions"] == 352  # A002562
     assert df.loc[10, "solutions"] == 724 and df.loc[10, "engine"] == "python"
-    assert df.loc[10, "nodes"] == 35_538 and df.loc[10, "split_tasks"] >= 32
+    # auto: the smallest depth with 16 tasks per worker (2 workers: 32). Depth 1 gives
+    # n = 10 tasks; depth 2 one per pair of non-attacking queens in rows 0 and 1:
+    # n^2 - n (same column) - 2(n - 1) (same diagonal) = (n - 1)(n - 2) = 72.
+    assert df.loc[10, "nodes"] == 35_538
+    assert df.loc[10, "split_depth"] == 2 and df.loc[10, "split_tasks"] == 72
     assert df.loc[12, "checks"] == 10_103_868 and df.loc[12, "wasted_nodes"] == 0
 
 

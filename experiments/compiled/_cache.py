@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -45,16 +46,18 @@ def configure() -> Path:
     """
     import numba
 
+    # numba's config module sets its attributes at run time: typed Any for mypy.
+    numba_config: Any = numba.config
     explicit = os.environ.get("BTLAB_CACHE_DIR")
     if explicit:
-        numba.config.CACHE_DIR = explicit
+        numba_config.CACHE_DIR = explicit
         return Path(explicit)
     if os.environ.get("NUMBA_CACHE_DIR"):
-        return Path(numba.config.CACHE_DIR)
+        return Path(numba_config.CACHE_DIR)
     in_tree = _PACKAGE_DIR / "__pycache__"
     if _writable(in_tree):
         return in_tree
     folder = default_user_cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    numba.config.CACHE_DIR = str(folder)
+    numba_config.CACHE_DIR = str(folder)
     return folder

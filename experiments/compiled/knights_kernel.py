@@ -34,14 +34,12 @@ import numpy as np
 from numba import njit
 
 from ..core import Budget, Mode, SearchResult
+from ..knights import DEFAULT_MOVE_ORDER, HEURISTICS, TIE_BREAKS, KnightBoard, validate_move_order
 from ._driver import EXHAUSTED as _EXHAUSTED
 from ._driver import NODE_LIMIT as _NODE_LIMIT
+from ._driver import PAUSE_EVERY, drive, pause_mask  # noqa: F401 - PAUSE_EVERY: documented here
 from ._driver import PAUSED as _PAUSED
 from ._driver import SOLVED as _SOLVED
-from ._driver import PAUSE_EVERY, drive, pause_mask  # noqa: F401 - PAUSE_EVERY: documented here
-from ..knights import (DEFAULT_MOVE_ORDER, HEURISTICS, TIE_BREAKS, KnightBoard,
-                       validate_move_order)
-
 
 # Heuristic and tie-break codes passed to the kernel.
 _HEURISTIC_CODE = {"none": 0, "warnsdorff": 1, "static_degree": 2}
@@ -298,21 +296,24 @@ def knights_run(nbr, count, dist2, params, state, rng, visited, path, frames, fo
     return code
 
 
+#: ``(nbr, count, dist2, max dist2)`` of a board (see :func:`geometry`).
+Geometry = tuple[np.ndarray, np.ndarray, np.ndarray, int]
+
 #: Boards up to this many squares keep their geometry in a per-process cache.
 _GEOMETRY_CACHE_SQUARES = 10_000
 
 
 @lru_cache(maxsize=64)
-def _cached_geometry(rows: int, cols: int, moves: tuple) -> tuple[np.ndarray, ...]:
+def _cached_geometry(rows: int, cols: int, moves: tuple) -> Geometry:
     return _geometry(rows, cols, moves)
 
 
-def _geometry(rows: int, cols: int, moves: tuple) -> tuple[np.ndarray, ...]:
+def _geometry(rows: int, cols: int, moves: tuple) -> Geometry:
     nbr, count, dist2 = build_geometry(rows, cols, np.array(moves, dtype=np.int64))
     return nbr, count, dist2, int(dist2.max())
 
 
-def geometry(rows: int, cols: int, moves: tuple) -> tuple[np.ndarray, ...]:
+def geometry(rows: int, cols: int, moves: tuple) -> Geometry:
     """``(nbr, count, dist2, max dist2)`` for a board; small boards are cached per process."""
     if rows * cols <= _GEOMETRY_CACHE_SQUARES:
         return _cached_geometry(rows, cols, moves)

@@ -7,7 +7,7 @@ recursion", 1997), so a single mask operation finds the safe squares of a
 row; the stack of rows is held in preallocated arrays (iterative, no
 recursion), n <= 64.
 
-Counters (metrics contract, :mod:`experiments.core`), those of plain
+Counters (metrics contract, ``docs/metrics.md``), those of plain
 row-by-row backtracking whatever the bit tricks:
 
 * ``nodes``: queens left on the board after their safety test (2,056 for
@@ -39,9 +39,9 @@ from numba import njit
 from ..core import Budget, SearchResult
 from ._driver import EXHAUSTED as _EXHAUSTED
 from ._driver import NODE_LIMIT as _NODE_LIMIT
+from ._driver import PAUSE_EVERY, drive, pause_mask  # noqa: F401 - PAUSE_EVERY: documented here
 from ._driver import PAUSED as _PAUSED
 from ._driver import SOLVED as _SOLVED
-from ._driver import PAUSE_EVERY, drive, pause_mask  # noqa: F401 - PAUSE_EVERY: documented here
 
 try:  # an LLVM cttz intrinsic; numba has shipped it for years
     from numba.cpython.unsafe.numbers import trailing_zeros as _ctz

@@ -22,8 +22,15 @@ from pydantic_core import PydanticCustomError
 
 from experiments.checker import check_tour
 from experiments.core import SearchResult
-from experiments.knights import (DEFAULT_MOVE_ORDER, HEURISTICS, STRATEGIES, TIE_BREAKS,
-                                 rule_uses_rng, solve_knights_tour, validate_move_order)
+from experiments.knights import (
+    DEFAULT_MOVE_ORDER,
+    HEURISTICS,
+    STRATEGIES,
+    TIE_BREAKS,
+    rule_uses_rng,
+    solve_knights_tour,
+    validate_move_order,
+)
 
 from ... import plugins
 from ...spec import Comparison, Oracle, ParamError, Params, ProblemSpec

@@ -6,6 +6,8 @@ Named by :data:`runner.problems.knights_tour.PROBLEM` (``headline``,
 
 from __future__ import annotations
 
+import functools
+
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
@@ -38,7 +40,10 @@ def headline(df: pd.DataFrame, console: Console) -> None:
 
 
 def start_grid_text(df: pd.DataFrame, metric: str, title: str = "") -> Table:
-    """A rows x cols table of ``metric`` by start square; censored cells as ``>=N``, errors ``err``."""
+    """A rows x cols table of ``metric`` by start square.
+
+    Censored cells are shown as ``>=N``, errors as ``err``.
+    """
     rows, cols = int(df["rows"].iloc[0]), int(df["cols"].iloc[0])
     cells = [["" for _ in range(cols)] for _ in range(rows)]
     for rec in df.itertuples(index=False):
@@ -77,7 +82,7 @@ def report(df: pd.DataFrame) -> str:
             key = key if isinstance(key, tuple) else (key,)
             filters = {"rows": int(rows), "cols": int(cols), **dict(zip(labels, key))}
             heatmaps.append(figure(
-                lambda f=filters: plots.heatmap(df, "backtracks", vmax=vmax, **f),
+                functools.partial(plots.heatmap, df, "backtracks", vmax=vmax, **filters),
                 f"Backtracks by start square on {rows} x {cols}, "
                 + (", ".join(f"{k} = {v}" for k, v in zip(labels, key)) or "all trials")
                 + ". Log colour scale shared by this board's heatmaps; hatched cells stopped at "
@@ -99,7 +104,7 @@ def report(df: pd.DataFrame) -> str:
                           "slower per node.", "png"))
     parts.append("<h3>Work and time</h3>")
     parts.append(figures(scaling))
-    tours = []
+    tours: list[str] = []
     solved = df[(df["status"].astype("object") == "solved") & df["solution"].notna()]
     tour_groups = solved.groupby(labels, observed=True, sort=True) if labels else [((), solved)]
     for key, sub in tour_groups:
@@ -108,7 +113,7 @@ def report(df: pd.DataFrame) -> str:
         sub = sub.sort_values(["rows", "cols", "start_row", "start_col"])
         row = sub.iloc[0]
         key = key if isinstance(key, tuple) else (key,)
-        tours.append(figure(lambda r=row: plots.knight_tour(r),
+        tours.append(figure(functools.partial(plots.knight_tour, row),
                             "Example tour" + (" for " + ", ".join(
                                 f"{k} = {v}" for k, v in zip(labels, key)) if labels else "")
                             + f": the first solved start square, ({int(row['start_row'])}, "
