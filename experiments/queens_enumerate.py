@@ -71,7 +71,7 @@ def search_functional(n: int, first: bool, unique: bool, budget: Budget) -> Sear
     try:
         for row in range(n):
             built = []
-            for parent, (cols, col_bits, diag_bits, anti_bits) in enumerate(level):
+            for parent, (cols, col_bits, diag_bits, anti_bits) in enumerate(level):  # noqa: B007
                 children = 0
                 for col in range(n):
                     checks += 1

@@ -156,7 +156,7 @@ def search_subtree(n: int, prefix: Sequence[int], *, first: bool, unique: bool =
     if len(prefix) > n or any(not 0 <= c < n for c in prefix):
         raise ValueError(f"prefix must hold at most {n} columns in 0..{n - 1}, got {list(prefix)}")
     budget = budget if budget is not None else Budget()
-    call = lambda: search_recursive(n, first, unique, budget, tuple(prefix))
+    call = lambda: search_recursive(n, first, unique, budget, tuple(prefix))  # noqa: E731
     return run_deep(call, n) if n > DEEP_BOARD else call()
 
 

@@ -1,4 +1,5 @@
-"""What the split modules share: the event list, :class:`SplitError`, the :class:`Splitter` interface.
+"""What the split modules share: the event list, :class:`SplitError`, the
+:class:`Splitter` interface.
 
 :mod:`experiments.split` plans, runs and combines split searches for any
 problem through its :class:`Splitter`; the per-problem splitters

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from experiments.core import SearchResult, Status
 from experiments.split import SplitPlan
@@ -90,7 +90,7 @@ class TrialCheckpoint:
         self.path = path
         self.fingerprint = plan_fingerprint(plan, max_nodes)
         self.n_tasks = len(plan.tasks)
-        self._file = None
+        self._file: BinaryIO | None = None
         self.loaded: dict[int, SearchResult] = {}
         self._good_bytes = 0
         self._read()
@@ -113,13 +113,14 @@ class TrialCheckpoint:
         if self._file is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if self._good_bytes:
-                self._file = open(self.path, "r+b")
-                self._file.truncate(self._good_bytes)
-                self._file.seek(self._good_bytes)
+                fh: BinaryIO = open(self.path, "r+b")
+                fh.truncate(self._good_bytes)
+                fh.seek(self._good_bytes)
             else:
-                self._file = open(self.path, "wb")
-                self._file.write(json.dumps({"plan": self.fingerprint,
-                                             "tasks": self.n_tasks}).encode() + b"\n")
+                fh = open(self.path, "wb")
+                fh.write(json.dumps({"plan": self.fingerprint,
+                                     "tasks": self.n_tasks}).encode() + b"\n")
+            self._file = fh
         self._file.write(_encode(index, result).encode())
         self._file.flush()
 

@@ -163,11 +163,11 @@ def cmd_validate(args, console: Console) -> int:
 
 def cmd_run(args, console: Console) -> int:
     from .config import load_config
-    from .sweep import check_trial_cap, iter_trials
     from .execute import METRIC_COLUMNS
     from .split_runner import Checkpoints
     from .store import ResultStore, is_uri, load_rows, part_files
     from .summary import print_headline
+    from .sweep import check_trial_cap, iter_trials
 
     # everything that can be wrong with the input is checked before anything is written
     config = load_config(args.config)
@@ -343,10 +343,10 @@ def _on_sigterm_interrupt():
 
 def cmd_show(args, console: Console) -> int:
     from .config import parse_config
-    from .sweep import iter_trials
     from .errors import ConfigError
     from .store import config_of, load_rows, part_files
     from .summary import print_headline
+    from .sweep import iter_trials
 
     folder = args.results if "://" in args.results else Path(args.results)
     partial = []

@@ -145,7 +145,8 @@ def parse_config(text: str, source: str = "<string>") -> SweepConfig:
     except ValidationError as exc:
         first = exc.errors()[0]
         sub = first["loc"][:1]
-        allowed = list(BudgetModel.model_fields) if sub == ("budget",) else list(SweepModel.model_fields)
+        allowed = list(BudgetModel.model_fields if sub == ("budget",)
+                       else SweepModel.model_fields)
         raise from_pydantic(err, first, (), allowed) from None
     try:
         problem = get_problem(model.problem)
@@ -180,9 +181,10 @@ def parse_config(text: str, source: str = "<string>") -> SweepConfig:
 
 def _adapters(problem: ProblemSpec) -> dict[str, TypeAdapter]:
     fields = problem.params.model_fields
-    out = {}
+    out: dict[str, TypeAdapter] = {}
     for name, info in fields.items():
-        ann = Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
+        ann: Any = (Annotated[(info.annotation, *info.metadata)] if info.metadata
+                    else info.annotation)
         out[name] = TypeAdapter(ann)
     return out
 

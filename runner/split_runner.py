@@ -55,8 +55,18 @@ from experiments.split import Combined, NeedRerun, combine
 
 from .checkpoints import CHECKPOINT_DIR, Checkpoints, TrialCheckpoint, plan_fingerprint
 from .execute import run_trial
-from .split_state import (AUTO_MAX_DEPTH, TASKS_PER_WORKER, ProgressFn, SplitError, SplitState,
-                          resolve_depth, serial_solver, split_params, subtree_task, support)
+from .split_state import (
+    AUTO_MAX_DEPTH,
+    TASKS_PER_WORKER,
+    ProgressFn,
+    SplitError,
+    SplitState,
+    resolve_depth,
+    serial_solver,
+    split_params,
+    subtree_task,
+    support,
+)
 from .trial import Trial
 
 #: Tasks in flight per worker.
@@ -354,6 +364,7 @@ def run_split_trials(trials, ray: Any, workers: int, node_id: str | None = None,
                 job.st.close()
 
 
-__all__ = ["AUTO_MAX_DEPTH", "TASKS_PER_WORKER", "ProgressFn", "CHECKPOINT_DIR", "Checkpoints", "SplitError", "TrialCheckpoint",
+__all__ = ["AUTO_MAX_DEPTH", "TASKS_PER_WORKER", "ProgressFn", "CHECKPOINT_DIR", "Checkpoints",
+           "SplitError", "TrialCheckpoint",
            "plan_fingerprint", "resolve_depth", "run_split_trials", "serial_solver",
            "split_params", "subtree_task", "support"]

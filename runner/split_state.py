@@ -13,8 +13,15 @@ import time
 from typing import Any, Callable, Mapping, Optional
 
 from experiments.core import SearchResult, Status
-from experiments.split import (Combined, NeedRerun, SplitError, auto_depth, combine,
-                               plan_split, run_subtree)
+from experiments.split import (
+    Combined,
+    NeedRerun,
+    SplitError,
+    auto_depth,
+    combine,
+    plan_split,
+    run_subtree,
+)
 
 from .checkpoints import Checkpoints
 from .problems import get_problem
@@ -56,8 +63,8 @@ def split_params(problem: str, columns: Mapping[str, Any], seed: int = 0) -> dic
 def resolve_depth(trial: Trial, params: Mapping[str, Any], workers: int) -> int:
     """The split depth of ``trial``: its own, or ``auto``'s for ``workers`` workers."""
     if trial.split == "auto":
-        return auto_depth(support(trial.problem).splitter, params, TASKS_PER_WORKER * max(1, workers),
-                          AUTO_MAX_DEPTH)
+        return auto_depth(support(trial.problem).splitter, params,
+                          TASKS_PER_WORKER * max(1, workers), AUTO_MAX_DEPTH)
     return int(trial.split)  # type: ignore[arg-type]
 
 
@@ -137,7 +144,8 @@ class SplitState:
         self.done -= 1
         if out.index < self.frontier:
             self.frontier = out.index
-            self.done_before = sum(r.nodes for r in self.results[:out.index])  # type: ignore[union-attr]
+            self.done_before = sum(r.nodes for r in self.results[:out.index]
+                                   if r is not None)
 
     def finish(self, out: Combined) -> SearchResult:
         self.wasted += sum(r.nodes for r in self.results[out.last_task + 1:] if r is not None)

@@ -37,7 +37,7 @@ def _combinations(config: SweepConfig) -> Iterator[tuple[dict, dict]]:
     m = config.model
     keys = list(m.matrix)
     lists = [m.matrix[k] if isinstance(m.matrix[k], list) else [m.matrix[k]] for k in keys]
-    fixed_src = {k: ("fixed", k) for k in m.fixed}
+    fixed_src: dict[str, tuple] = {k: ("fixed", k) for k in m.fixed}
     matched = [False] * len(m.include)
 
     def extend(params: dict, src: dict, j: int, entry: dict) -> bool:

@@ -95,7 +95,7 @@ def describe(value: Any) -> str:
     return f"{value!r} ({type(value).__name__})"
 
 
-def from_pydantic(cfg_error, err: dict, prefix: KeyPath, allowed_keys: list[str]) -> ConfigError:
+def from_pydantic(cfg_error, err: Any, prefix: KeyPath, allowed_keys: list[str]) -> ConfigError:
     """Turn the first pydantic error into a ConfigError with a fix."""
     loc = prefix + tuple(err["loc"])
     kind = err["type"]
@@ -108,7 +108,8 @@ def from_pydantic(cfg_error, err: dict, prefix: KeyPath, allowed_keys: list[str]
         fix = did_you_mean(key, allowed_keys) or "remove it"
     elif kind == "literal_error":
         expected = f"one of {err['ctx']['expected']}"
-        choices = [c.strip().strip("'") for c in err["ctx"]["expected"].replace(" or ", ", ").split(",")]
+        listed = err["ctx"]["expected"].replace(" or ", ", ").split(",")
+        choices = [c.strip().strip("'") for c in listed]
         fix = did_you_mean(err.get("input"), choices) or "use one of the values listed"
     elif kind == "missing":
         expected = f"the key {loc[-1]!r}"

@@ -39,10 +39,10 @@ from PIL import Image
 from runner import analysis, plots
 from runner.cli import main
 from runner.config import load_config, parse_config
-from runner.sweep import expand
 from runner.errors import ResultsError
 from runner.report import render_report
 from runner.store import ResultStore
+from runner.sweep import expand
 
 # start -> (status, nodes, backtracks) per heuristic; None = error
 TABLE = {

@@ -7,8 +7,8 @@ import textwrap
 import pytest
 
 from runner.config import load_config, parse_config
-from runner.sweep import count_trials, expand
 from runner.errors import ConfigError
+from runner.sweep import count_trials, expand
 
 BASE = "name: t\nproblem: knights_tour\n"
 

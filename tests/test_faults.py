@@ -28,9 +28,9 @@ import pytest
 from runner.backends import HANG_FACTOR, HANG_GRACE_SECONDS
 from runner.cli import main
 from runner.config import load_config
-from runner.sweep import expand
 from runner.errors import BackendError
 from runner.store import LOCK_NAME, ResultStore, part_files
+from runner.sweep import expand
 
 ROOT = Path(__file__).resolve().parent.parent
 COUNTERS = ["status", "nodes", "backtracks", "dead_ends", "checks", "solutions", "max_depth"]

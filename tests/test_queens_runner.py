@@ -10,8 +10,8 @@ import pytest
 from experiments.checker import check_queens
 from runner.cli import main
 from runner.config import load_config, parse_config
-from runner.sweep import expand
 from runner.errors import ConfigError
+from runner.sweep import expand
 
 A000170 = {4: 2, 5: 10, 6: 4, 7: 40, 8: 92, 9: 352}
 SAME_TREE = ["recursive", "iterative", "amb", "bitmask"]

@@ -11,8 +11,8 @@ import pytest
 from experiments.checker import check_tour
 from runner.cli import main
 from runner.config import load_config
-from runner.sweep import expand
 from runner.store import SCHEMA_VERSION, part_files
+from runner.sweep import expand
 
 COUNTERS = ["status", "nodes", "backtracks", "dead_ends", "checks", "solutions", "max_depth"]
 

@@ -29,7 +29,7 @@ from experiments.knights import KnightBoard, make_orderer
 from experiments.knights import search_subtree as knights_subtree
 from experiments.queens import search_subtree as queens_subtree
 from experiments.split import plan_split, solve_split
-from runner import split_runner, split_state
+from runner import split_state
 from runner.cli import main
 from runner.config import load_config
 from runner.split_runner import Checkpoints, TrialCheckpoint, serial_solver
