@@ -15,7 +15,9 @@ unvisited neighbour.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Mapping, Union
+import itertools
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
 import pyarrow as pa
 from pydantic import Field, StrictInt
@@ -104,8 +106,8 @@ STRATEGIES = strategies(
 class GridParams(Params):
     """``board``: ``[rows, cols]`` or one int; ``start``: ``[row, col]`` or ``all``."""
 
-    board: Union[tuple[PositiveInt, PositiveInt], PositiveInt]
-    start: Union[tuple[NonNegativeInt, NonNegativeInt], Literal["all"]] = (0, 0)
+    board: tuple[PositiveInt, PositiveInt] | PositiveInt
+    start: tuple[NonNegativeInt, NonNegativeInt] | Literal["all"] = (0, 0)
     strategy: Literal[tuple(STRATEGIES)] = "recursive"  # type: ignore[valid-type]
     mode: Literal["first", "count"] = "first"
 
@@ -139,7 +141,7 @@ def verify(c: Mapping[str, Any], solution: tuple[int, ...]) -> None:
     if solution[0] != start:
         raise ValueError(f"path starts at cell {solution[0]}, not at {start}")
     nbrs = neighbours(rows, cols)
-    for a, b in zip(solution, solution[1:]):
+    for a, b in itertools.pairwise(solution):
         if b not in nbrs[a]:
             raise ValueError(f"cells {a} and {b} are not neighbours")
 
