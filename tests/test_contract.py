@@ -470,6 +470,29 @@ def test_toy_solver_equals_brute_force_everywhere():
                     "solution": r.solution} == brute, (rows, cols, start, mode)
 
 
+def test_toy_time_budget_and_checker():
+    spec = SPECS[PLUGIN_PROBLEMS[0]]
+    cols = columns(spec, {"board": [7, 7], "mode": "count"}, "recursive", "python")
+    r = spec.solve(cols, None, 0.05, 0)
+    assert r.status is Status.TIME_LIMIT
+    # the clock is read before every 1024th placement: a time stop comes at a multiple
+    assert r.nodes > 0 and r.nodes % 1024 == 0
+    # the checker refuses what is not a Hamiltonian path from the start cell
+    cols = columns(spec, {"board": [2, 2]}, "recursive", "python")
+    spec.verify(cols, (0, 1, 3, 2))
+    for wrong, why in [((0, 1, 2, 3), "not neighbours"), ((1, 0, 2, 3), "starts at cell 1"),
+                       ((0, 1, 3), "not every cell"), ((0, 1, 3, 3), "not every cell")]:
+        with pytest.raises(ValueError, match=why):
+            spec.verify(cols, wrong)
+    # ... and a solver reporting a wrong one makes the trial an error row
+    trial = Trial(PLUGIN_PROBLEMS[0], cols, None, None, 0, 0)
+    bad = SearchResult(Status.SOLVED, 4, 0, 0, 6, 1, 4, (0, 1, 2, 3))
+    row = run_trial(trial, solve=lambda *args: bad)
+    assert row["status"] == "error"
+    assert row["error"] == ("solver returned an invalid solution: cells 1 and 2 are not "
+                            "neighbours")
+
+
 # --------------------------------------------------------------------------- shipped configs
 
 
@@ -793,7 +816,7 @@ def test_doc_strategy_is_one_function_one_entry_and_a_readme_line(tmp_path):
             cwd=copy, env=env, text=True, capture_output=True, timeout=600, check=False)
         outcomes: dict[str, list[str]] = {}
         for m in re.finditer(r"^tests/test_contract.py::(\w+)\[(\S+)\] (PASSED|FAILED|SKIPPED)",
-                             run.stdout, re.M):
+                             run.stdout, re.MULTILINE):
             outcomes.setdefault(m.group(3), []).append(f"{m.group(1)}[{m.group(2)}]")
         return outcomes
 
