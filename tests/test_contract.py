@@ -68,7 +68,7 @@ COUNTERS = ("status", "nodes", "backtracks", "dead_ends", "checks", "solutions",
 #: Placements one oracle run may make in the default run, per engine.
 BUDGET = {"python": 30_000, "compiled": 100_000_000}
 #: ... and with -m slow.
-SLOW_BUDGET = 200_000_000
+SLOW_BUDGET = 30_000_000
 #: Node budget of the same-tree and split comparisons (prefixes of big trees).
 PREFIX_BUDGETS = (777, 5_000)
 SEED = 2026
