@@ -475,12 +475,37 @@ def _task_runtime_env(ray: Any, py_modules: Sequence[str]) -> dict[str, Any] | N
     """The job's ``py_modules`` plus the plug-ins', as one task runtime_env (None: no plug-ins).
 
     A task's ``py_modules`` replaces the job's, so the job's (btlab's own
-    packages, on a cluster) are repeated.
+    packages, on a cluster) are repeated. Ray takes local paths in
+    ``py_modules`` at the job level only (``ray.init``), and Ray may have been
+    started before the plug-ins were known (a test session, a notebook), so
+    each plug-in's file or package folder is uploaded here the way
+    ``ray.init`` uploads the job's, and the task names it by the content-hash
+    URI it gets (``gcs://_ray_pkg_<hash>.zip``): an edited plug-in is a new
+    package, never a worker's stale copy.
+
+    Raises:
+        BackendError: a plug-in could not be uploaded to the cluster.
     """
     if not py_modules:
         return None
+    import inspect
+    import tempfile
+
+    from ray._private.runtime_env.py_modules import upload_py_modules_if_needed
+
     job = dict(ray.get_runtime_context().runtime_env or {})
-    return {"py_modules": [*job.get("py_modules", []), *py_modules]}
+    kwargs: dict[str, Any] = {}
+    if "include_gitignore" in inspect.signature(upload_py_modules_if_needed).parameters:
+        kwargs["include_gitignore"] = False  # a plug-in is shipped whole, as hashed
+    try:
+        with tempfile.TemporaryDirectory(prefix="btlab-plugins-") as scratch:
+            uploaded = upload_py_modules_if_needed({"py_modules": list(py_modules)},
+                                                   scratch_dir=scratch, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - Ray raises several kinds; all mean "not shipped"
+        raise BackendError(f"could not ship the plug-ins {', '.join(py_modules)} to the Ray "
+                           f"workers: {exc}\n  fix: run with --backend serial, or install "
+                           "the plug-in on every node") from None
+    return {"py_modules": [*job.get("py_modules", []), *uploaded["py_modules"]]}
 
 
 def make_backend(name: str, address: str | None = None, workers: int | None = None,
