@@ -1,7 +1,8 @@
 """The README's strategy tables, rendered from the strategy registries.
 
-One markdown table per problem from :data:`experiments.knights.STRATEGIES` and
-:data:`experiments.queens.STRATEGIES`: name, engines, size cap, whether
+One markdown table per built-in problem (:data:`runner.problems.PROBLEMS`), from
+its spec's strategy registry (:data:`experiments.knights.STRATEGIES`,
+:data:`experiments.queens.STRATEGIES`): name, engines, size cap, whether
 ``split`` can cut it, its same-tree group (strategies in one group report equal
 counters, ``docs/metrics.md``), summary and source. README.md holds the output
 between the markers :data:`START` and :data:`END`; ``tests/test_docs_tables.py``
@@ -19,18 +20,18 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from experiments import knights, queens
 from experiments.registry import Registry, Strategy
+
+from .problems import PROBLEMS as BUILTIN
 
 START = "<!-- strategies:start -->"
 END = "<!-- strategies:end -->"
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 #: (title, registry, what a strategy's ``max_size`` counts) per problem, in README order.
-PROBLEMS: tuple[tuple[str, Registry[Strategy], str], ...] = (
-    ("Knight's tour (`problem: knights_tour`)", knights.STRATEGIES, "squares"),
-    ("N-Queens (`problem: n_queens`)", queens.STRATEGIES, "n"),
-)
+PROBLEMS: tuple[tuple[str, Registry[Strategy], str], ...] = tuple(
+    (f"{spec.title} (`problem: {name}`)", spec.strategies, spec.size_unit or spec.size_param)
+    for name, spec in BUILTIN.items() if spec.strategies is not None)
 
 
 def _cell(text: str) -> str:

@@ -52,12 +52,13 @@ from experiments.core import SearchResult, Status
 from experiments.split import solve_split
 from runner import plugins
 from runner.cli import main
-from runner.config import count_trials, expand, iter_trials, load_config, parse_config
+from runner.config import load_config, parse_config
 from runner.errors import ConfigError
 from runner.execute import run_trial
 from runner.problems import PROBLEMS, get_problem
 from runner.spec import Oracle, ProblemSpec
 from runner.split_runner import serial_solver
+from runner.sweep import count_trials, expand, iter_trials
 from runner.trial import Trial
 
 #: Problems registered only in the tests: plug-in references to modules in tests/plugins.
@@ -521,7 +522,7 @@ README_CASES = [pytest.param(name, s, id=f"readme-{name}-{s}")
 
 @pytest.mark.parametrize("name, strategy", README_CASES)
 def test_readme_names_every_strategy(name, strategy):
-    # the README's tables are written by hand: a registered strategy must be in them
+    # the README's tables are generated from the registries (tests/test_docs_tables.py)
     assert f"`{strategy}`" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
@@ -756,9 +757,9 @@ def test_plugin_returning_a_wrong_list_is_an_error_row(tmp_path, monkeypatch, ca
         f"HeuristicError: heuristic plug-in {mod}:drops_one at square (2, 1) returned")
 
 
-def test_doc_strategy_is_one_function_one_entry_and_a_readme_line(tmp_path):
+def test_doc_strategy_is_one_function_and_one_entry(tmp_path):
     """docs/extending.md section 2, applied to a copy of the repository: the function, the
-    entry and the README line, and nothing else, give a strategy that configs accept and that
+    entry, and the README's regenerated table, give a strategy that configs accept and that
     the contract suite (run in the copy) holds to the tree of ``recursive``."""
     blocks = doc_blocks()
     copy = tmp_path / "btlab"
@@ -774,11 +775,13 @@ def test_doc_strategy_is_one_function_one_entry_and_a_readme_line(tmp_path):
     text = text.replace(marker, blocks["strategy-function"] + "\n\n" + marker).rstrip()
     assert text.endswith("),\n)")   # the registry closes the module
     knights.write_text(text[:-1] + blocks["strategy-entry"] + ")\n")
-    readme = copy / "README.md"
-    line = blocks["strategy-readme"].strip()
-    old = line.partition(", `iterators`")[0]
-    assert readme.read_text().count(old) == 1
-    readme.write_text(readme.read_text().replace(old, line))
+    env = {**os.environ, "PYTHONPATH": str(copy), "RAY_ADDRESS": ""}
+    command = blocks["strategy-readme"].strip()
+    assert command == "PYTHONPATH=. python -m runner.docs_tables --write"
+    regen = subprocess.run([PYTHON, "-m", "runner.docs_tables", "--write"], cwd=copy, env=env,
+                           text=True, capture_output=True, timeout=120, check=False)
+    assert regen.returncode == 0, regen.stderr
+    assert "| `iterators` | python |" in (copy / "README.md").read_text()
 
     (tmp_path / "it.yaml").write_text(textwrap.dedent("""\
         name: iterators
@@ -790,7 +793,6 @@ def test_doc_strategy_is_one_function_one_entry_and_a_readme_line(tmp_path):
           start: [[0, 0], [1, 2]]
         budget: {nodes: 3000}
     """))
-    env = {**os.environ, "PYTHONPATH": str(copy), "RAY_ADDRESS": ""}
     run = subprocess.run([PYTHON, "-m", "runner", "run", "it.yaml", "--backend", "serial",
                           "--quiet"], cwd=tmp_path, env=env, text=True, capture_output=True,
                          timeout=300, check=False)

@@ -6,7 +6,7 @@ are numbered ``row * cols + col``. A config names the problem as
 ``problem: "grid_path:PROBLEM"`` (run btlab from the folder that holds this
 file, or put that folder on PYTHONPATH).
 
-Counters (the metrics contract, ``experiments/core.py``): a *placement* is
+Counters (the metrics contract, ``docs/metrics.md`` of btlab): a *placement* is
 entering a cell, the start being placement 1; *checks* are the neighbour
 cells on the grid looked at to list a placement's candidates (a full path
 lists none); a *dead end* is a placement short of a full path with no
