@@ -10,9 +10,10 @@ are listed (unvisited squares a knight's move away) and ordered by a
 *heuristic* (``none``, ``warnsdorff``, ``static_degree`` or a plug-in
 callable) with a *tie-break* (``move_order``, ``random``, ``pohl``,
 ``roth``); the heuristic only orders children, the search still backtracks
-when it gets stuck. The board and the ordering live in
-:mod:`experiments.knights_board` (see there for the heuristics, tie-breaks
-and plug-ins); this module re-exports them.
+when it gets stuck. The ordering lives in :mod:`experiments.knights_board`
+(see there for the heuristics and tie-breaks), the board in
+:mod:`experiments.knights_geometry` and the plug-ins in
+:mod:`experiments.knights_plugin`; this module re-exports them.
 
 Strategies walk the same tree in the same order and return equal counters:
 ``recursive`` (a Python function calling itself; deep boards run in a thread
@@ -57,7 +58,8 @@ from .knights_board import (
 from .registry import Strategy, strategies
 
 # Public names: this module's searches and, re-exported, the board and ordering
-# layer of experiments.knights_board (importing them from here keeps working).
+# layer of experiments.knights_board, which re-exports experiments.knights_geometry
+# and experiments.knights_plugin (importing them from here keeps working).
 __all__ = [
     "DEEP_BOARD", "DEEP_STACK_BYTES", "DEFAULT_MOVE_ORDER", "HEURISTICS", "STRATEGIES",
     "TIE_BREAKS", "BoardView", "HeuristicError", "HeuristicRule", "KnightBoard", "Orderer",
@@ -334,7 +336,7 @@ def solve_knights_tour(
         heuristic: ``none``, ``warnsdorff`` or ``static_degree``, or a plug-in
             callable ``rule(board, square, candidates)`` returning the
             candidates in the order to try them (see
-            :class:`~experiments.knights_board.PluginOrderer`).
+            :class:`~experiments.knights_plugin.PluginOrderer`).
         tie_break: ``move_order``, ``random``, ``pohl`` or ``roth``
             (``move_order`` with a plug-in).
         move_order: the 8 knight moves (d_row, d_col) in the order to try them.

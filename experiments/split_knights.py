@@ -63,7 +63,7 @@ class KnightsSplitter(Splitter):
     tie-break with a heuristic is refused: it draws from one SplitMix64
     stream in call order, which splitting changes; so is a heuristic plug-in
     that uses ``board.rng`` (judged by
-    :func:`~experiments.knights_board.rule_uses_rng` before planning; one that
+    :func:`~experiments.knights_plugin.rule_uses_rng` before planning; one that
     reads it anyway is refused when the walk or task that read it ends), and a
     plug-in with the compiled engine.
     """

@@ -8,9 +8,13 @@ trials), :mod:`runner.trial`, :mod:`runner.plugins` (``"module:attr"``
 plug-ins), :mod:`runner.backends` (Ray and serial), :mod:`runner.execute` (one
 trial), :mod:`runner.split_runner` / :mod:`runner.split_state` /
 :mod:`runner.checkpoints` (split trials), :mod:`runner.store` (crash-safe
-Parquet), :mod:`runner.summary` and :mod:`runner.tables` (headline tables),
-:mod:`runner.censoring`, :mod:`runner.analysis` (pandas: load, summary,
-start_grid, compare), :mod:`runner.plots` (matplotlib figures),
-:mod:`runner.report` and :mod:`runner.html` (the HTML report),
+Parquet writes; :mod:`runner.schema` the row layout, :mod:`runner.store_read`
+reading parts of a folder or URI), :mod:`runner.summary` and
+:mod:`runner.tables` (headline tables), :mod:`runner.censoring`,
+:mod:`runner.analysis` (pandas: load, summary, start_grid; with
+:mod:`runner.frames` the column roles and repeat folding and
+:mod:`runner.pairing` compare), :mod:`runner.plots` (matplotlib figures; with
+:mod:`runner.board_plots` tours and placements and :mod:`runner.figures`
+saving), :mod:`runner.report` and :mod:`runner.html` (the HTML report),
 :mod:`runner.cli` (the ``btlab`` command), :mod:`runner.errors`.
 """

@@ -1,4 +1,4 @@
-"""Plots of btlab results: start-square heatmaps, scaling, time against nodes, tours, placements.
+"""Plots of btlab results: start-square heatmaps, scaling, time against nodes.
 
 Every function returns a :class:`matplotlib.figure.Figure` and, given
 ``path`` (a ``.png`` or ``.svg`` file, or a list of them), also saves it
@@ -9,13 +9,17 @@ servers and worker processes; in a notebook, display the returned figure.
 Censored trials (status ``node_limit`` / ``time_limit``) show lower bounds:
 heatmaps hatch their cells and write their values ``≥N``; line and scatter
 plots draw them as open markers.
+
+The board drawings (:func:`knight_tour`, :func:`queens`) live in
+:mod:`runner.board_plots` and saving (:data:`DPI`, :func:`save`) in
+:mod:`runner.figures`; both are re-exported here, so ``plots.knight_tour(row)``
+and ``plots.save(fig, path)`` keep working.
 """
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import matplotlib
 import numpy as np
@@ -23,12 +27,19 @@ import pandas as pd
 from matplotlib.colors import LogNorm, Normalize, SymLogNorm
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.patches import Circle, Patch, Rectangle
+from matplotlib.patches import Patch, Rectangle
 
 from . import analysis
+from .board_plots import knight_tour, queens
+from .figures import DPI, finish, save
 
-#: Resolution of saved PNGs (dots per inch).
-DPI = 120
+# Public names: this module's plots and, re-exported, the board drawings of
+# runner.board_plots and the saving of runner.figures.
+__all__ = [
+    "ANNOTATE_MAX", "DPI", "heatmap", "knight_tour", "label", "metric_vs_size", "queens",
+    "save", "size_axis", "time_vs_nodes",
+]
+
 #: Boards up to this many rows and columns get their values written in the cells.
 ANNOTATE_MAX = 12
 _LABELS = {
@@ -38,34 +49,11 @@ _LABELS = {
     "reduction": "reduction (baseline - treatment)",
     "ratio": "ratio (treatment / baseline)",
 }
-_LIGHT, _DARK = "#f0d9b5", "#b58863"  # the usual light and dark squares of a chessboard
 
 
 def label(metric: str) -> str:
     """Axis label of a metric (timings in seconds)."""
     return _LABELS.get(metric, metric.replace("_", " "))
-
-
-def save(fig: Figure, path: str | Path | Sequence[str | Path]) -> list[Path]:
-    """Save ``fig`` to each path (``.png`` at :data:`DPI`, or ``.svg``); returns the paths.
-
-    Raises:
-        ValueError: a path ends in something other than ``.png`` or ``.svg``.
-    """
-    paths = [Path(path)] if isinstance(path, (str, Path)) else [Path(p) for p in path]
-    for p in paths:
-        if p.suffix.lower() not in (".png", ".svg"):
-            raise ValueError(f"{p}: plots are saved as .png or .svg, not {p.suffix or '(none)'}")
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(p, dpi=DPI, format=p.suffix[1:].lower(), bbox_inches="tight",
-                    metadata={"Software": None} if p.suffix.lower() == ".png" else None)
-    return paths
-
-
-def _done(fig: Figure, path) -> Figure:
-    if path is not None:
-        save(fig, path)
-    return fig
 
 
 def _scale(metric: str, values):
@@ -237,7 +225,7 @@ def heatmap(df: pd.DataFrame, metric: str = "backtracks", *, title: str | None =
     if handles:
         fig.legend(handles=handles, loc="outside lower center", fontsize=8, frameon=False,
                    ncols=len(handles))
-    return _done(fig, path)
+    return finish(fig, path)
 
 
 # --------------------------------------------------------------------------- scaling
@@ -347,7 +335,7 @@ def metric_vs_size(df: pd.DataFrame, metric: str = "nodes", *, by: str | None = 
         title = f"{what[0].upper()}{what[1:]} against {xlabel.split(' (')[0]}" + (
             f" ({_describe(filters)})" if filters else "")
     ax.set_title(title, fontsize=11)
-    return _done(fig, path)
+    return finish(fig, path)
 
 
 def time_vs_nodes(df: pd.DataFrame, *, by: str | None = None, time: str = "wall_ns",
@@ -405,146 +393,5 @@ def time_vs_nodes(df: pd.DataFrame, *, by: str | None = None, time: str = "wall_
         title = f"{'Wall' if time == 'wall_ns' else 'CPU'} time against nodes, one point per trial"
         title += f" ({_describe(filters)})" if filters else ""
     ax.set_title(title, fontsize=11)
-    return _done(fig, path)
+    return finish(fig, path)
 
-
-# --------------------------------------------------------------------------- boards
-
-
-def _board(ax, rows: int, cols: int) -> None:
-    light = np.indices((rows, cols)).sum(axis=0) % 2 == 0
-    ax.imshow(np.where(light, 1, 0), cmap=matplotlib.colors.ListedColormap([_DARK, _LIGHT]),
-              vmin=0, vmax=1, origin="upper", interpolation="nearest", extent=(
-                  -0.5, cols - 0.5, rows - 0.5, -0.5))
-    ax.set_xticks(range(cols))
-    ax.set_yticks(range(rows))
-    ax.tick_params(length=0, labelsize=8 if max(rows, cols) <= 16 else 6)
-    if max(rows, cols) > 16:
-        step = math.ceil(max(rows, cols) / 12)
-        ax.set_xticks(range(0, cols, step))
-        ax.set_yticks(range(0, rows, step))
-    ax.xaxis.set_ticks_position("top")
-    ax.set_xlim(-0.5, cols - 0.5)
-    ax.set_ylim(rows - 0.5, -0.5)
-    for spine in ax.spines.values():
-        spine.set_edgecolor("#5a3e28")
-
-
-def knight_tour(row: Any = None, *, solution: Sequence[int] | None = None,
-                rows: int | None = None, cols: int | None = None, title: str | None = None,
-                path=None) -> Figure:
-    """A knight's tour drawn over the board, squares numbered in visiting order.
-
-    Args:
-        row: a results row (a Series or namedtuple with ``solution``,
-            ``rows``, ``cols``; its ``heuristic`` and start square go into
-            the title), or None to give the tour directly:
-        solution: the squares visited, as indices ``row * cols + col``.
-        rows, cols: the board size.
-        title: the title (default: board, start, heuristic, length).
-        path: where to save, or None.
-
-    Returns:
-        The Figure: a chessboard, the path as a line through the square
-        centres, every square numbered 1..len(tour) (on boards up to 16 x 16),
-        the start circled green and the last square red.
-
-    Raises:
-        ValueError: no tour is given, or a square is off the board.
-    """
-    info: dict[str, Any] = {}
-    if row is not None:
-        get = row.get if hasattr(row, "get") else lambda k, d=None: getattr(row, k, d)
-        solution = get("solution") if solution is None else solution
-        rows = int(get("rows")) if rows is None else rows
-        cols = int(get("cols")) if cols is None else cols
-        info = {k: get(k) for k in ("heuristic", "strategy", "start_row", "start_col",
-                                    "tie_break", "backtracks") if get(k) is not None}
-    if solution is None or rows is None or cols is None or len(solution) == 0:
-        raise ValueError("knight_tour: give a results row with a solution, or solution=, "
-                         "rows= and cols=")
-    squares = [int(s) for s in solution]
-    if not all(0 <= s < rows * cols for s in squares):
-        raise ValueError(f"knight_tour: a square index is off the {rows} x {cols} board")
-    rr = np.array([s // cols for s in squares])
-    cc = np.array([s % cols for s in squares])
-    size = max(rows, cols)
-    fig = Figure(figsize=(max(4.2, 0.62 * cols + 1.2), max(4.4, 0.62 * rows + 1.5)),
-                 layout="constrained")
-    ax = fig.add_subplot()
-    _board(ax, rows, cols)
-    ax.plot(cc, rr, "-", color="#1f3b73", lw=1.6 if size <= 16 else 0.9, alpha=0.85, zorder=2)
-    radius = 0.33
-    ax.add_patch(Circle((cc[0], rr[0]), radius, facecolor="#2e9e4a", edgecolor="white", zorder=3))
-    ax.add_patch(Circle((cc[-1], rr[-1]), radius, facecolor="#c0392b", edgecolor="white",
-                        zorder=3))
-    if size <= 16:
-        fs = 9 if size <= 8 else 7 if size <= 12 else 5.5
-        for k, (r, c) in enumerate(zip(rr, cc), 1):
-            endpoint = k in (1, len(squares))
-            ax.text(c, r, str(k), ha="center", va="center", fontsize=fs, zorder=4,
-                    color="white" if endpoint else "black",
-                    fontweight="bold" if endpoint else "normal",
-                    bbox=None if endpoint else dict(boxstyle="circle,pad=0.12", fc="white",
-                                                    ec="none", alpha=0.8))
-    if title is None:
-        parts = [f"Knight's tour, {rows} x {cols}"]
-        if "start_row" in info:
-            parts.append(f"from ({info['start_row']}, {info['start_col']})")
-        else:
-            parts.append(f"from ({rr[0]}, {cc[0]})")
-        title = " ".join(parts)
-        extra = [f"{k} = {info[k]}" for k in ("heuristic", "strategy", "tie_break") if k in info]
-        if "backtracks" in info:
-            extra.append(f"{int(info['backtracks']):,} backtracks")
-        if extra:
-            title += "\n" + ", ".join(extra)
-    ax.set_title(title, fontsize=10)
-    fig.legend(handles=[Line2D([], [], marker="o", ls="", color="#2e9e4a", label="start (1)"),
-                       Line2D([], [], marker="o", ls="", color="#c0392b",
-                              label=f"end ({len(squares)})")],
-              loc="outside lower center", ncols=2, fontsize=8, frameon=False)
-    return _done(fig, path)
-
-
-def queens(row: Any = None, *, solution: Sequence[int] | None = None, title: str | None = None,
-           path=None) -> Figure:
-    """An N-Queens placement on its board.
-
-    Args:
-        row: a results row with ``solution`` (the queen's column in each row,
-            row 0 first) and optionally ``n``, ``strategy``; or None to give:
-        solution: the queen column by row.
-        title: the title (default: n and strategy).
-        path: where to save, or None.
-
-    Returns:
-        The Figure: an n x n chessboard with a queen (♛) on each placed square.
-
-    Raises:
-        ValueError: no placement is given, or a column is off the board.
-    """
-    info: dict[str, Any] = {}
-    if row is not None:
-        get = row.get if hasattr(row, "get") else lambda k, d=None: getattr(row, k, d)
-        solution = get("solution") if solution is None else solution
-        info = {k: get(k) for k in ("strategy", "mode") if get(k) is not None}
-    if solution is None or len(solution) == 0:
-        raise ValueError("queens: give a results row with a solution, or solution=")
-    cols_of = [int(c) for c in solution]
-    n = len(cols_of)
-    if not all(0 <= c < n for c in cols_of):
-        raise ValueError(f"queens: a column is off the {n} x {n} board")
-    fig = Figure(figsize=(max(3.8, 0.5 * n + 1.0), max(4.0, 0.5 * n + 1.3)),
-                 layout="constrained")
-    ax = fig.add_subplot()
-    _board(ax, n, n)
-    fs = max(6, min(26, 200 / n))
-    for r, c in enumerate(cols_of):
-        ax.text(c, r + 0.04, "\u265b", ha="center", va="center", fontsize=fs, color="#111",
-                family="DejaVu Sans")
-    if title is None:
-        title = f"{n}-Queens placement" + (f", strategy = {info['strategy']}"
-                                           if "strategy" in info else "")
-    ax.set_title(title, fontsize=10)
-    return _done(fig, path)

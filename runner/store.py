@@ -10,94 +10,54 @@ Every part carries in its Parquet metadata the schema version
 (:data:`SCHEMA_VERSION`), the config name and problem, and the expanded config.
 A folder holding another config's results or another schema version is
 refused, never silently mixed or overwritten.
+
+This module writes (:class:`ResultStore`: part files, the folder's lock, the
+mirror). The row layout (:func:`row_schema`, :data:`SCHEMA_VERSION`,
+provenance) lives in :mod:`runner.schema`; reading (finding the parts of a
+folder or URI, their metadata, their rows) in :mod:`runner.store_read`. Their
+public names are re-exported here.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import platform
-import subprocess
 import time
 import uuid
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import pyarrow as pa
-import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
 from .config import SweepConfig
 from .errors import ResultsError
-from .spec import ProblemSpec
+from .schema import SCHEMA_VERSION, btlab_version, row_schema, software_provenance
+from .store_read import (
+    PART_PREFIX,
+    config_of,
+    is_uri,
+    load_rows,
+    newest_meta,
+    part_files,
+    part_metas,
+    parts_dataset,
+    read_meta,
+    remote_fs,
+    remote_parts,
+)
 
-#: Version of the row layout; bumped on any incompatible change of columns.
-SCHEMA_VERSION = 1
-
-PART_PREFIX = "part-"
-#: Hidden lock file of a results folder, held by the run writing it.
-LOCK_NAME = ".btlab.lock"
-
-_PROVENANCE = [
-    ("btlab_version", pa.string()), ("git_commit", pa.string()),
-    ("python_version", pa.string()), ("ray_version", pa.string()),
-    ("host", pa.string()), ("node_id", pa.string()), ("pid", pa.int64()),
-    ("started_at", pa.timestamp("us", tz="UTC")),
-    # the plug-ins a trial ran, as JSON {"module:attr": source hash}; null: built-ins only
-    ("plugins", pa.string()),
+# Public names: this module's writer and, re-exported, the row layout of runner.schema and
+# the readers of runner.store_read (``from runner.store import part_files`` keeps working).
+__all__ = [
+    "LOCK_NAME", "PART_PREFIX", "SCHEMA_VERSION", "ResultStore", "btlab_version", "config_of",
+    "is_uri", "load_rows", "new_run_id", "newest_meta", "part_files", "read_meta",
+    "remove_stale_temporaries", "row_schema",
 ]
 
-
-def row_schema(problem: ProblemSpec) -> pa.Schema:
-    """The Arrow schema of a results row for ``problem``.
-
-    Columns: ``trial_id``, ``run_id``, ``problem``, the problem's parameter
-    columns, ``budget_nodes`` (placements), ``budget_seconds`` (s), ``seed``,
-    ``repeat``, the metrics contract (``status``, ``nodes``, ``backtracks``,
-    ``dead_ends``, ``checks``, ``solutions``, ``max_depth``, ``wall_ns`` and
-    ``cpu_ns`` in nanoseconds), ``solution`` (list of int32), ``error``, the
-    problem's extra counters, and provenance. The counters are defined in
-    ``docs/metrics.md``.
-    """
-    fields = [("trial_id", pa.string()), ("run_id", pa.string()), ("problem", pa.string())]
-    fields += list(zip(problem.columns.names, problem.columns.types))
-    fields += [("budget_nodes", pa.int64()), ("budget_seconds", pa.float64()),
-               ("seed", pa.int64()), ("repeat", pa.int32()),
-               ("status", pa.string()), ("nodes", pa.int64()), ("backtracks", pa.int64()),
-               ("dead_ends", pa.int64()), ("checks", pa.int64()), ("solutions", pa.int64()),
-               ("max_depth", pa.int64()), ("wall_ns", pa.int64()), ("cpu_ns", pa.int64()),
-               ("solution", pa.list_(pa.int32())), ("error", pa.string())]
-    fields += [(name, pa.int64()) for name in problem.extra_columns]
-    fields += _PROVENANCE
-    return pa.schema(fields)
-
-
-def btlab_version() -> str:
-    try:
-        return metadata.version("btlab")
-    except metadata.PackageNotFoundError:
-        return "unknown"
-
-
-def _git_commit() -> str | None:
-    here = Path(__file__).resolve().parent.parent
-    if not (here / ".git").exists():
-        return None
-    try:
-        out = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True,
-                             text=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
-
-
-def _ray_version() -> str | None:
-    try:
-        return metadata.version("ray")
-    except metadata.PackageNotFoundError:
-        return None
+#: Hidden lock file of a results folder, held by the run writing it.
+LOCK_NAME = ".btlab.lock"
 
 
 def new_run_id() -> str:
@@ -106,71 +66,6 @@ def new_run_id() -> str:
     For example ``20261129T221500-3fa2c1``.
     """
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
-
-
-def part_files(folder: Path) -> list[Path]:
-    """The finished part files of a results folder, oldest name first."""
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.iterdir() if p.name.startswith(PART_PREFIX)
-                  and p.suffix == ".parquet")
-
-
-def read_meta(part: Path) -> dict[str, str]:
-    """The ``btlab.*`` metadata of one part file (empty for a foreign Parquet file)."""
-    meta = pq.read_schema(part).metadata or {}
-    return {k.decode(): v.decode() for k, v in meta.items() if k.startswith(b"btlab.")}
-
-
-def is_uri(location: str | Path) -> bool:
-    """True for a filesystem URI (``file:///...``, ``s3://bucket/...``), False for a path."""
-    return "://" in str(location)
-
-
-def _remote(uri: str):
-    """(pyarrow filesystem, path inside it) of a URI."""
-    import pyarrow.fs as pafs
-
-    return pafs.FileSystem.from_uri(uri)
-
-
-def _remote_parts(uri: str) -> tuple[Any, list[str]]:
-    """The filesystem of ``uri`` and the finished part files under it, oldest name first."""
-    import pyarrow.fs as pafs
-
-    fs, base = _remote(uri)
-    infos = fs.get_file_info(pafs.FileSelector(base, allow_not_found=True))
-    parts = sorted(i.path for i in infos if i.type == pafs.FileType.File
-                   and i.base_name.startswith(PART_PREFIX) and i.base_name.endswith(".parquet"))
-    return fs, parts
-
-
-def _metas(folder: str | Path) -> list[dict[str, str]]:
-    """The ``btlab.*`` metadata of every part of a folder or URI, in name order."""
-    if is_uri(folder):
-        fs, parts = _remote_parts(str(folder))
-        metas = [pq.read_schema(p, filesystem=fs).metadata or {} for p in parts]
-        return [{k.decode(): v.decode() for k, v in m.items() if k.startswith(b"btlab.")}
-                for m in metas]
-    return [read_meta(p) for p in part_files(Path(folder))]
-
-
-def _dataset(folder: str | Path):
-    """A pyarrow dataset of the parts of a folder or URI, or None when there are none.
-
-    Its schema unites every part's (a part written before a column was added
-    lacks that column: its rows read as null there), so no column is dropped
-    for being absent from the first part.
-    """
-    fs = None
-    if is_uri(folder):
-        fs, parts = _remote_parts(str(folder))
-    else:
-        parts = [str(p) for p in part_files(Path(folder))]
-    if not parts:
-        return None
-    schema = pa.unify_schemas([pq.read_schema(p, filesystem=fs) for p in parts])
-    return pads.dataset(parts, format="parquet", filesystem=fs, schema=schema)
 
 
 class ResultStore:
@@ -217,10 +112,7 @@ class ResultStore:
         self._created: list[Path] = []
         self._check_folder(contents=not fresh)
         self._provenance = {
-            "run_id": self.run_id, "problem": config.problem.name,
-            "btlab_version": btlab_version(), "git_commit": _git_commit(),
-            "python_version": platform.python_version(), "ray_version": _ray_version(),
-        }
+            "run_id": self.run_id, "problem": config.problem.name, **software_provenance()}
         meta = {"btlab.schema_version": str(SCHEMA_VERSION),
                 "btlab.config_name": config.name, "btlab.problem": config.problem.name,
                 "btlab.config": json.dumps(config.expanded(), sort_keys=True),
@@ -246,7 +138,7 @@ class ResultStore:
         metas = [read_meta(p) for p in part_files(folder)[:1] + part_files(folder)[-1:]]
         if self.mirror:
             try:
-                metas += _metas(self.mirror)[-1:]
+                metas += part_metas(self.mirror)[-1:]
             except (OSError, ValueError) as exc:
                 raise ResultsError(f"{self.mirror}: cannot be read: {exc}\n"
                                    "  fix: check the URI and the credentials") from None
@@ -316,7 +208,7 @@ class ResultStore:
         """Trial ids already written, here or in the mirror (resume skips them)."""
         ids: set[str] = set()
         for where in (self.folder, self.mirror):
-            data = _dataset(where) if where else None
+            data = parts_dataset(where) if where else None
             if data is not None:
                 ids.update(data.to_table(columns=["trial_id"]).column("trial_id").to_pylist())
         return ids
@@ -328,7 +220,7 @@ class ResultStore:
             part.unlink()
         gone = len(parts)
         if self.mirror:
-            fs, remote = _remote_parts(self.mirror)
+            fs, remote = remote_parts(self.mirror)
             for path in remote:
                 fs.delete_file(path)
             gone += len(remote)
@@ -336,7 +228,7 @@ class ResultStore:
 
     def _upload(self, part: Path, mirror: str) -> None:
         """Copy a finished part to ``mirror``: a hidden name first, then moved into place."""
-        fs, base = _remote(mirror)
+        fs, base = remote_fs(mirror)
         fs.create_dir(base, recursive=True)
         tmp = f"{base.rstrip('/')}/.{part.name}.{uuid.uuid4().hex[:8]}.tmp"
         with fs.open_output_stream(tmp) as out:
@@ -448,39 +340,3 @@ def remove_stale_temporaries(folder: Path) -> int:
     for p in stale:
         p.unlink(missing_ok=True)
     return len(stale)
-
-
-def load_rows(folder: str | Path, columns: Iterable[str] | None = None):
-    """All rows of a results folder as a pandas DataFrame, one row per trial id.
-
-    Raises:
-        ResultsError: the folder has no part files.
-    """
-    data = _dataset(folder)
-    if data is None:
-        raise ResultsError(f"{folder}: no btlab results here (no {PART_PREFIX}*.parquet files)\n"
-                           "  fix: give the folder `btlab run` wrote, e.g. results/<name>")
-    table = data.to_table(columns=list(columns) if columns else None)
-    df = table.to_pandas()
-    if "trial_id" in df.columns:
-        df = df.drop_duplicates("trial_id", keep="last").reset_index(drop=True)
-    return df
-
-
-def config_of(folder: str | Path) -> dict[str, Any]:
-    """The expanded config stored in the newest part of a results folder."""
-    return json.loads(newest_meta(folder).get("btlab.config", "{}"))
-
-
-def newest_meta(folder: str | Path) -> dict[str, str]:
-    """The ``btlab.*`` metadata of the part written last (by its ``btlab.written_at``).
-
-    Part names sort by run only to the second, so two runs within one second
-    would tie; the write time in the metadata (microseconds) decides.
-    """
-    metas = _metas(folder)
-    if not metas:
-        return {}
-    return max(enumerate(metas), key=lambda im: (im[1].get("btlab.written_at", ""), im[0]))[1]
-
-

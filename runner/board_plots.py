@@ -1,0 +1,162 @@
+"""Board drawings: a knight's tour over its board, an N-Queens placement.
+
+Like every figure of :mod:`runner.plots` (which re-exports :func:`knight_tour`
+and :func:`queens`, so ``plots.knight_tour(row)`` keeps working), each
+function returns a :class:`matplotlib.figure.Figure` and, given ``path``,
+saves it there (:func:`runner.figures.save`). Squares are drawn as on a
+chessboard, row 0 at the top.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+from matplotlib.colors import ListedColormap
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Circle
+
+from .figures import finish
+
+_LIGHT, _DARK = "#f0d9b5", "#b58863"  # the usual light and dark squares of a chessboard
+
+
+def _board(ax, rows: int, cols: int) -> None:
+    light = np.indices((rows, cols)).sum(axis=0) % 2 == 0
+    ax.imshow(np.where(light, 1, 0), cmap=ListedColormap([_DARK, _LIGHT]),
+              vmin=0, vmax=1, origin="upper", interpolation="nearest", extent=(
+                  -0.5, cols - 0.5, rows - 0.5, -0.5))
+    ax.set_xticks(range(cols))
+    ax.set_yticks(range(rows))
+    ax.tick_params(length=0, labelsize=8 if max(rows, cols) <= 16 else 6)
+    if max(rows, cols) > 16:
+        step = math.ceil(max(rows, cols) / 12)
+        ax.set_xticks(range(0, cols, step))
+        ax.set_yticks(range(0, rows, step))
+    ax.xaxis.set_ticks_position("top")
+    ax.set_xlim(-0.5, cols - 0.5)
+    ax.set_ylim(rows - 0.5, -0.5)
+    for spine in ax.spines.values():
+        spine.set_edgecolor("#5a3e28")
+
+
+def knight_tour(row: Any = None, *, solution: Sequence[int] | None = None,
+                rows: int | None = None, cols: int | None = None, title: str | None = None,
+                path=None) -> Figure:
+    """A knight's tour drawn over the board, squares numbered in visiting order.
+
+    Args:
+        row: a results row (a Series or namedtuple with ``solution``,
+            ``rows``, ``cols``; its ``heuristic`` and start square go into
+            the title), or None to give the tour directly:
+        solution: the squares visited, as indices ``row * cols + col``.
+        rows, cols: the board size.
+        title: the title (default: board, start, heuristic, length).
+        path: where to save, or None.
+
+    Returns:
+        The Figure: a chessboard, the path as a line through the square
+        centres, every square numbered 1..len(tour) (on boards up to 16 x 16),
+        the start circled green and the last square red.
+
+    Raises:
+        ValueError: no tour is given, or a square is off the board.
+    """
+    info: dict[str, Any] = {}
+    if row is not None:
+        get = row.get if hasattr(row, "get") else lambda k, d=None: getattr(row, k, d)
+        solution = get("solution") if solution is None else solution
+        rows = int(get("rows")) if rows is None else rows
+        cols = int(get("cols")) if cols is None else cols
+        info = {k: get(k) for k in ("heuristic", "strategy", "start_row", "start_col",
+                                    "tie_break", "backtracks") if get(k) is not None}
+    if solution is None or rows is None or cols is None or len(solution) == 0:
+        raise ValueError("knight_tour: give a results row with a solution, or solution=, "
+                         "rows= and cols=")
+    squares = [int(s) for s in solution]
+    if not all(0 <= s < rows * cols for s in squares):
+        raise ValueError(f"knight_tour: a square index is off the {rows} x {cols} board")
+    rr = np.array([s // cols for s in squares])
+    cc = np.array([s % cols for s in squares])
+    size = max(rows, cols)
+    fig = Figure(figsize=(max(4.2, 0.62 * cols + 1.2), max(4.4, 0.62 * rows + 1.5)),
+                 layout="constrained")
+    ax = fig.add_subplot()
+    _board(ax, rows, cols)
+    ax.plot(cc, rr, "-", color="#1f3b73", lw=1.6 if size <= 16 else 0.9, alpha=0.85, zorder=2)
+    radius = 0.33
+    ax.add_patch(Circle((cc[0], rr[0]), radius, facecolor="#2e9e4a", edgecolor="white", zorder=3))
+    ax.add_patch(Circle((cc[-1], rr[-1]), radius, facecolor="#c0392b", edgecolor="white",
+                        zorder=3))
+    if size <= 16:
+        fs = 9 if size <= 8 else 7 if size <= 12 else 5.5
+        for k, (r, c) in enumerate(zip(rr, cc), 1):
+            endpoint = k in (1, len(squares))
+            ax.text(c, r, str(k), ha="center", va="center", fontsize=fs, zorder=4,
+                    color="white" if endpoint else "black",
+                    fontweight="bold" if endpoint else "normal",
+                    bbox=None if endpoint else dict(boxstyle="circle,pad=0.12", fc="white",
+                                                    ec="none", alpha=0.8))
+    if title is None:
+        parts = [f"Knight's tour, {rows} x {cols}"]
+        if "start_row" in info:
+            parts.append(f"from ({info['start_row']}, {info['start_col']})")
+        else:
+            parts.append(f"from ({rr[0]}, {cc[0]})")
+        title = " ".join(parts)
+        extra = [f"{k} = {info[k]}" for k in ("heuristic", "strategy", "tie_break") if k in info]
+        if "backtracks" in info:
+            extra.append(f"{int(info['backtracks']):,} backtracks")
+        if extra:
+            title += "\n" + ", ".join(extra)
+    ax.set_title(title, fontsize=10)
+    fig.legend(handles=[Line2D([], [], marker="o", ls="", color="#2e9e4a", label="start (1)"),
+                       Line2D([], [], marker="o", ls="", color="#c0392b",
+                              label=f"end ({len(squares)})")],
+              loc="outside lower center", ncols=2, fontsize=8, frameon=False)
+    return finish(fig, path)
+
+
+def queens(row: Any = None, *, solution: Sequence[int] | None = None, title: str | None = None,
+           path=None) -> Figure:
+    """An N-Queens placement on its board.
+
+    Args:
+        row: a results row with ``solution`` (the queen's column in each row,
+            row 0 first) and optionally ``n``, ``strategy``; or None to give:
+        solution: the queen column by row.
+        title: the title (default: n and strategy).
+        path: where to save, or None.
+
+    Returns:
+        The Figure: an n x n chessboard with a queen (♛) on each placed square.
+
+    Raises:
+        ValueError: no placement is given, or a column is off the board.
+    """
+    info: dict[str, Any] = {}
+    if row is not None:
+        get = row.get if hasattr(row, "get") else lambda k, d=None: getattr(row, k, d)
+        solution = get("solution") if solution is None else solution
+        info = {k: get(k) for k in ("strategy", "mode") if get(k) is not None}
+    if solution is None or len(solution) == 0:
+        raise ValueError("queens: give a results row with a solution, or solution=")
+    cols_of = [int(c) for c in solution]
+    n = len(cols_of)
+    if not all(0 <= c < n for c in cols_of):
+        raise ValueError(f"queens: a column is off the {n} x {n} board")
+    fig = Figure(figsize=(max(3.8, 0.5 * n + 1.0), max(4.0, 0.5 * n + 1.3)),
+                 layout="constrained")
+    ax = fig.add_subplot()
+    _board(ax, n, n)
+    fs = max(6, min(26, 200 / n))
+    for r, c in enumerate(cols_of):
+        ax.text(c, r + 0.04, "\u265b", ha="center", va="center", fontsize=fs, color="#111",
+                family="DejaVu Sans")
+    if title is None:
+        title = f"{n}-Queens placement" + (f", strategy = {info['strategy']}"
+                                           if "strategy" in info else "")
+    ax.set_title(title, fontsize=10)
+    return finish(fig, path)

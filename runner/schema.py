@@ -1,0 +1,96 @@
+"""The layout of a btlab results row: its columns and types, its schema version, provenance.
+
+:func:`row_schema` gives the Arrow schema of a problem's rows (ids, the
+problem's parameters, budget, the metrics contract of ``docs/metrics.md``,
+solution, error, the problem's extra counters, provenance);
+:data:`SCHEMA_VERSION` is bumped on any incompatible change of it.
+:func:`software_provenance` gives the provenance values a run writes into
+every row (btlab, git, Python and Ray versions). :mod:`runner.store`, which
+writes the rows, imports this module and re-exports its public names.
+"""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+import pyarrow as pa
+
+from .spec import ProblemSpec
+
+#: Version of the row layout; bumped on any incompatible change of columns.
+SCHEMA_VERSION = 1
+
+#: Provenance columns, last in every row: what ran the trial, where and when.
+_PROVENANCE = [
+    ("btlab_version", pa.string()), ("git_commit", pa.string()),
+    ("python_version", pa.string()), ("ray_version", pa.string()),
+    ("host", pa.string()), ("node_id", pa.string()), ("pid", pa.int64()),
+    ("started_at", pa.timestamp("us", tz="UTC")),
+    # the plug-ins a trial ran, as JSON {"module:attr": source hash}; null: built-ins only
+    ("plugins", pa.string()),
+]
+
+
+def row_schema(problem: ProblemSpec) -> pa.Schema:
+    """The Arrow schema of a results row for ``problem``.
+
+    Columns: ``trial_id``, ``run_id``, ``problem``, the problem's parameter
+    columns, ``budget_nodes`` (placements), ``budget_seconds`` (s), ``seed``,
+    ``repeat``, the metrics contract (``status``, ``nodes``, ``backtracks``,
+    ``dead_ends``, ``checks``, ``solutions``, ``max_depth``, ``wall_ns`` and
+    ``cpu_ns`` in nanoseconds), ``solution`` (list of int32), ``error``, the
+    problem's extra counters, and provenance. The counters are defined in
+    ``docs/metrics.md``.
+    """
+    fields = [("trial_id", pa.string()), ("run_id", pa.string()), ("problem", pa.string())]
+    fields += list(zip(problem.columns.names, problem.columns.types))
+    fields += [("budget_nodes", pa.int64()), ("budget_seconds", pa.float64()),
+               ("seed", pa.int64()), ("repeat", pa.int32()),
+               ("status", pa.string()), ("nodes", pa.int64()), ("backtracks", pa.int64()),
+               ("dead_ends", pa.int64()), ("checks", pa.int64()), ("solutions", pa.int64()),
+               ("max_depth", pa.int64()), ("wall_ns", pa.int64()), ("cpu_ns", pa.int64()),
+               ("solution", pa.list_(pa.int32())), ("error", pa.string())]
+    fields += [(name, pa.int64()) for name in problem.extra_columns]
+    fields += _PROVENANCE
+    return pa.schema(fields)
+
+
+def btlab_version() -> str:
+    """The installed btlab's version, ``unknown`` when btlab is not installed."""
+    try:
+        return metadata.version("btlab")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _git_commit() -> str | None:
+    here = Path(__file__).resolve().parent.parent
+    if not (here / ".git").exists():
+        return None
+    try:
+        out = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True,
+                             text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def _ray_version() -> str | None:
+    try:
+        return metadata.version("ray")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def software_provenance() -> dict[str, str | None]:
+    """The provenance columns that are the same for every row of a run.
+
+    ``btlab_version`` (``unknown`` when btlab is not installed), ``git_commit``
+    (of the checkout btlab runs from, None outside git), ``python_version`` and
+    ``ray_version`` (None without Ray).
+    """
+    return {"btlab_version": btlab_version(), "git_commit": _git_commit(),
+            "python_version": platform.python_version(), "ray_version": _ray_version()}
