@@ -59,6 +59,11 @@ def _module(ref: str) -> ModuleType:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
         missing = exc.name or name
+        if not (name == missing or name.startswith(missing + ".")):  # found; its import failed
+            raise PluginError(f"module {name!r} to import cleanly",
+                              f"it imports {missing!r}, which is not installed",
+                              f"install {missing} (pip install ...) where btlab runs, or "
+                              f"remove the import from {name}") from None
         raise PluginError(
             f"an importable module {name!r} (found as `python -m` finds modules: the working "
             "directory, then PYTHONPATH)", f"no module named {missing!r}",

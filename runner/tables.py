@@ -62,7 +62,7 @@ def bounded_stats(values: pd.Series, censored: pd.Series) -> dict[str, str]:
     """Total, median and max of ``values``, marked ``>=`` where censored values make them bounds."""
     flags = bound_flags(values, censored)
     values = values.astype("float64")
-    return {"total": fmt_int(values.sum(), flags["total"]),
+    return {"total": fmt_int(values.sum(min_count=1), flags["total"]),
             "median": fmt_int(values.median(), flags["median"]),
             "max": fmt_int(values.max(), flags["max"])}
 
@@ -77,10 +77,12 @@ def group_columns(df: pd.DataFrame, spec: ProblemSpec) -> list[str]:
 
 
 def status_and_work(df: pd.DataFrame, groups: list[str], title: str, trials: str = "trials",
-                    zero: str | None = "0-backtrack solved") -> tuple[Table, Table, list]:
+                    zero: str | None = "0-backtrack solved",
+                    solutions: bool = False) -> tuple[Table, Table, list]:
     """Two tables per group: trials by status, and placements / backtracks (total, median,
     max, censored bounds marked). ``trials`` names the count column, ``zero`` the column of
-    solved trials without a backtrack (None: no such column).
+    solved trials without a backtrack (None: no such column); ``solutions`` adds the total
+    of solutions found (``>=`` when a censored trial may have found more).
 
     Returns:
         (counts table, work table, [(group key, rows), ...])."""
@@ -94,6 +96,8 @@ def status_and_work(df: pd.DataFrame, groups: list[str], title: str, trials: str
     names = [trials, "solved", "exhausted", "censored", "errors"]
     if zero:
         names.append(zero)
+    if solutions:
+        names.append("solutions")
     for name in names:
         counts.add_column(name, justify="right")
     for metric in ("nodes", "backtracks"):
@@ -112,6 +116,8 @@ def status_and_work(df: pd.DataFrame, groups: list[str], title: str, trials: str
                  str(int((~ok).sum()))]
         if zero:
             cells.append(str(int(((status == "solved") & (sub["backtracks"] == 0)).sum())))
+        if solutions:
+            cells.append(bounded_stats(sub.loc[ok, "solutions"], censored[ok])["total"])
         counts.add_row(*head, *cells)
         stats = []
         for metric in ("nodes", "backtracks"):
@@ -124,6 +130,6 @@ def status_and_work(df: pd.DataFrame, groups: list[str], title: str, trials: str
 def generic_headline(df: pd.DataFrame, console: Console, spec: ProblemSpec) -> None:
     """The headline of a problem whose spec brings none: status counts and work per group."""
     df = one_per_trial(df, spec)
-    counts, work, _ = status_and_work(df, group_columns(df, spec), spec.title)
+    counts, work, _ = status_and_work(df, group_columns(df, spec), spec.title, solutions=True)
     console.print(counts)
     console.print(work)

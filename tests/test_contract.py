@@ -694,7 +694,7 @@ PLUGIN_REFUSALS = [
                   "engine: compiled"], None, "fixed.engine", "7:3",
      "engine: python with a plug-in heuristic"),
     ("tie-break", ['heuristic: "{mod}:warnsdorff_stable"', "tie_break: roth"], None,
-     "fixed.tie_break", "6:3", "no tie_break with a plug-in heuristic"),
+     "fixed.tie_break", "6:3", "tie_break: move_order (the default) with a plug-in heuristic"),
     ("split-rng", ['heuristic: "{mod}:warnsdorff_random"'], "split: {{depth: 3}}", "split",
      "6:1", "no split with a plug-in rule that draws from board.rng"),
 ]

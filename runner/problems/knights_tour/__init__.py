@@ -56,17 +56,23 @@ def _heuristic(value: Any) -> Any:
         raise PydanticCustomError("plugin_error", "{expected}",
                                   {"expected": exc.expected, "found": exc.found,
                                    "fix": exc.fix}) from None
-    try:
-        inspect.signature(rule).bind(None, (0, 0), [])
-    except TypeError:
+    fix = "define def rule(board, square, candidates): return sorted(candidates, ...)"
+    if not callable(rule):
         raise PydanticCustomError(
             "plugin_error", "{expected}",
             {"expected": "a heuristic rule callable as rule(board, square, candidates)",
-             "found": f"{value} = {rule!r}",
-             "fix": "define def rule(board, square, candidates): return sorted(candidates, ...)"
-             }) from None
+             "found": f"{value} = {rule!r} ({type(rule).__name__}, not callable)", "fix": fix})
+    try:
+        signature = inspect.signature(rule)
     except ValueError:  # a builtin without a signature: let it run
-        pass
+        return value
+    try:
+        signature.bind(None, (0, 0), [])
+    except TypeError as exc:
+        raise PydanticCustomError(
+            "plugin_error", "{expected}",
+            {"expected": "a heuristic rule callable as rule(board, square, candidates)",
+             "found": f"{value}{signature}: {exc}", "fix": fix}) from None
     return value
 
 
@@ -171,8 +177,9 @@ def check(c: Mapping[str, Any]) -> None:
                              "kernel cannot call Python code)", "engine: compiled",
                              "set engine: python")
         if c["tie_break"] != "move_order":
-            raise ParamError("tie_break", "no tie_break with a plug-in heuristic (the rule "
-                             "orders the candidates completely)", f"tie_break: {c['tie_break']}",
+            raise ParamError("tie_break", "tie_break: move_order (the default) with a plug-in "
+                             "heuristic (the rule orders the candidates completely)",
+                             f"tie_break: {c['tie_break']}",
                              "drop tie_break; break ties inside the rule")
     r, col = c["start_row"], c["start_col"]
     if not (r < rows and col < cols):
