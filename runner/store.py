@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import subprocess
 import time
 import uuid
 from datetime import datetime, timezone
@@ -31,6 +30,7 @@ import pyarrow.parquet as pq
 
 from .config import SweepConfig
 from .errors import ResultsError
+from .provenance import code_state
 from .spec import ProblemSpec
 
 #: Version of the row layout; bumped on any incompatible change of columns.
@@ -41,7 +41,7 @@ PART_PREFIX = "part-"
 LOCK_NAME = ".btlab.lock"
 
 _PROVENANCE = [
-    ("btlab_version", pa.string()), ("git_commit", pa.string()),
+    ("btlab_version", pa.string()), ("git_commit", pa.string()), ("git_dirty", pa.bool_()),
     ("python_version", pa.string()), ("ray_version", pa.string()),
     ("host", pa.string()), ("node_id", pa.string()), ("pid", pa.int64()),
     ("started_at", pa.timestamp("us", tz="UTC")),
@@ -79,18 +79,6 @@ def btlab_version() -> str:
         return metadata.version("btlab")
     except metadata.PackageNotFoundError:
         return "unknown"
-
-
-def _git_commit() -> str | None:
-    here = Path(__file__).resolve().parent.parent
-    if not (here / ".git").exists():
-        return None
-    try:
-        out = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True,
-                             text=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
 
 
 def _ray_version() -> str | None:
@@ -218,13 +206,14 @@ class ResultStore:
         self._check_folder(contents=not fresh)
         self._provenance = {
             "run_id": self.run_id, "problem": config.problem.name,
-            "btlab_version": btlab_version(), "git_commit": _git_commit(),
+            "btlab_version": btlab_version(), "git_commit": code_state()[0],
+            "git_dirty": code_state()[1],
             "python_version": platform.python_version(), "ray_version": _ray_version(),
         }
         meta = {"btlab.schema_version": str(SCHEMA_VERSION),
                 "btlab.config_name": config.name, "btlab.problem": config.problem.name,
                 "btlab.config": json.dumps(config.expanded(), sort_keys=True),
-                "btlab.run_id": self.run_id}
+                "btlab.run_id": self.run_id, "btlab.overrides": json.dumps(config.overrides)}
         self.schema = self.schema.with_metadata(meta)
 
     def _check_folder(self, contents: bool = True) -> None:
