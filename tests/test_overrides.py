@@ -299,3 +299,15 @@ def test_a_changed_name_is_another_config(small, tmp_path, capsys):
     assert cli("run", small, "--backend", "serial", "--out", out, "--quiet", "name=other") == 2
     assert "holds results of config 'small-over' (knights_tour), not of 'other'" in (
         capsys.readouterr().err)
+
+
+def test_the_report_names_the_overrides(small, tmp_path):
+    from runner.report import write_report
+
+    out = tmp_path / "out"
+    assert cli("run", small, "--backend", "serial", "--out", out, "--quiet",
+               "matrix.heuristic=[warnsdorff]", "seed=3") == 0
+    html = write_report(out, tmp_path / "r.html").read_text()
+    assert ("Run with the command-line overrides (already in the config above): "
+            "<code>matrix.heuristic=[warnsdorff] seed=3</code>") in html
+    assert "seed: 3\n" in html
