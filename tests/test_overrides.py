@@ -311,3 +311,33 @@ def test_the_report_names_the_overrides(small, tmp_path):
     assert ("Run with the command-line overrides (already in the config above): "
             "<code>matrix.heuristic=[warnsdorff] seed=3</code>") in html
     assert "seed: 3\n" in html
+
+
+def documented_override_commands() -> list[list[str]]:
+    """The btlab commands with overrides in `btlab --help` and in the README's Running section."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    from runner.cli import _EPILOG
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    lines = _EPILOG.splitlines() + [x for block in re.findall(r"```bash\n(.*?)```", readme, re.S)
+                                    for x in block.splitlines()]
+    return [shlex.split(x)[1:] for x in lines
+            if re.match(r"\s*btlab (run|validate) configs/\S+ \S*=", x)]
+
+
+def test_the_documented_overrides_validate(capsys, monkeypatch):
+    from pathlib import Path
+
+    monkeypatch.chdir(Path(__file__).resolve().parent.parent)
+    commands = documented_override_commands()
+    assert len(commands) == 4, commands  # 2 in --help, 2 in the README
+    counts = []
+    for command in commands:
+        assert cli("validate", *command[1:]) == 0, command
+        counts.append(flat(capsys.readouterr().out).split("OK -- problem knights_tour, ")[1]
+                      .split(" trials")[0])
+    # 36 starts x 3 heuristics; 192 in count mode; 36 x 2; 64 starts, warnsdorff only
+    assert counts == ["108", "192", "72", "64"]

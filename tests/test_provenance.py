@@ -67,6 +67,7 @@ def clean_env() -> dict:
 
 
 def test_version_prints_the_version_and_the_commit(capsys):
+    provenance.code_state.cache_clear()  # asked once per process: ask now
     with pytest.raises(SystemExit) as info:
         main(["--version"])
     assert info.value.code == 0
@@ -243,6 +244,7 @@ def test_rows_run_from_this_tree_carry_its_state_and_compare_ignores_it(tmp_path
 
     config = tmp_path / "tiny.yaml"
     config.write_text(TINY)
+    provenance.code_state.cache_clear()  # asked once per process: ask now
     for out in ("a", "b"):
         assert main(["run", str(config), "--backend", "serial", "--out", str(tmp_path / out),
                      "--quiet"]) == 0
