@@ -55,7 +55,7 @@ _OVERRIDES_HELP = (
 _EPILOG = """\
 overrides (run, validate), as in Hydra:
   btlab run configs/warnsdorff_64_starts.yaml 'fixed.board=[6,6]' budget.nodes=10_000
-  btlab validate configs/warnsdorff_64_starts.yaml fixed.mode=count +fixed.closed=true ~budget.seconds
+  btlab validate configs/warnsdorff_64_starts.yaml +fixed.closed=true ~budget.seconds
 A run with overrides is an edited config: rows of trials it no longer has stay on
 disk, named, and out of the tables (btlab show --all includes them).
 
