@@ -1,8 +1,10 @@
 """The ``btlab`` command line.
 
-``btlab run CONFIG``       run a sweep (Ray by default), resume what is missing
+``btlab run CONFIG [KEY=VALUE ...]``  run a sweep (Ray by default), resume what is
+                           missing; KEY=VALUE overrides a config key (runner/overrides.py)
 ``btlab show RESULTS_DIR`` print the headline tables again from Parquet
-``btlab validate CONFIG``  check a config, print the trial count and samples
+``btlab validate CONFIG [KEY=VALUE ...]``  check a config, print the trial count and samples
+``btlab --version``        btlab's version and the git commit of its code
 ``btlab compare A B``      compare two results folders trial by trial
 ``btlab report RESULTS_DIR -o report.html``  one self-contained HTML report
 
@@ -45,14 +47,50 @@ def _console() -> Console:
                    highlight=False)
 
 
+_OVERRIDES_HELP = (
+    "change the config: key=value changes a key of the file (dotted: fixed.board=[6,6], "
+    "matrix.heuristic=[none,warnsdorff], budget.nodes=10_000_000, seed=7), +key=value adds "
+    "a key the file lacks, ~key deletes one; values are YAML (quote them for the shell)")
+
+_EPILOG = """\
+overrides (run, validate), as in Hydra:
+  btlab run configs/warnsdorff_64_starts.yaml 'fixed.board=[6,6]' budget.nodes=10_000
+  btlab validate configs/warnsdorff_64_starts.yaml +fixed.closed=true ~budget.seconds
+A run with overrides is an edited config: rows of trials it no longer has stay on
+disk, named, and out of the tables (btlab show --all includes them).
+
+When output is not a terminal (nohup, a log file), btlab run prints a plain progress
+line every 10 s ($BTLAB_PROGRESS_INTERVAL seconds) instead of the bar.
+"""
+
+
+class _VersionAction(argparse.Action):
+    """--version: ``btlab <version> (git <commit>...)``, computed only when asked."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from .provenance import version_line
+
+        print(version_line(), flush=True)
+        parser.exit(0)
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="btlab", description="Batch experiments on backtracking search (knight's tour, "
-        "N-Queens): YAML sweeps -> Ray -> Parquet.")
+        "N-Queens): YAML sweeps -> Ray -> Parquet.", epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action=_VersionAction,
+                   help="print btlab's version and the git commit of its code, and exit")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    run = sub.add_parser("run", help="run a sweep; rerunning resumes what is missing")
+    run = sub.add_parser("run", help="run a sweep; rerunning resumes what is missing",
+                         epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("config", help="the sweep's YAML file, e.g. configs/warnsdorff_64_starts.yaml")
+    run.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help=_OVERRIDES_HELP)
     run.add_argument("--out", help="results folder (default: results/<name>), or a filesystem "
                      "URI for shared storage (s3://bucket/prefix, file:///shared/dir, ...: "
                      "anything pyarrow.fs opens)")
@@ -69,7 +107,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="delete this sweep's earlier results and start over")
     run.add_argument("--yes", action="store_true",
                      help="run a sweep larger than the trial cap (1,000,000)")
-    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--quiet", action="store_true",
+                     help="no progress bar (and no progress lines when output is not a "
+                     "terminal)")
     run.add_argument("--dashboard", action="store_true",
                      help="start the Ray dashboard with the embedded local Ray (off by default)")
 
@@ -85,8 +125,11 @@ def _parser() -> argparse.ArgumentParser:
     cmp.add_argument("results_a")
     cmp.add_argument("results_b")
 
-    val = sub.add_parser("validate", help="check a config without running it")
+    val = sub.add_parser("validate", help="check a config (with overrides) without running it; "
+                         "print its trial count", epilog=_EPILOG,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
     val.add_argument("config")
+    val.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help=_OVERRIDES_HELP)
 
     rep = sub.add_parser("report", help="write a self-contained HTML report of a results folder")
     rep.add_argument("results", help="a results folder, e.g. results/warnsdorff-64-starts")
@@ -108,7 +151,15 @@ def _positive_int(text: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``btlab`` console script; returns the exit status."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    # overrides after an option (`run CONFIG --quiet seed=7`) are left over by argparse,
+    # whose positional list ends at the first option
+    if extra and getattr(args, "overrides", None) is not None and not any(
+            a.startswith("-") for a in extra):
+        args.overrides = [*args.overrides, *extra]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     console = _console()
     try:
         if args.command == "run":
@@ -136,14 +187,15 @@ def cmd_validate(args, console: Console) -> int:
     from .config import DEFAULT_TRIAL_CAP, load_config
     from .sweep import count_trials, iter_trials, product_size
 
-    config = load_config(args.config)
+    config = load_config(args.config, args.overrides)
+    label = escape(" ".join([args.config, *args.overrides]))  # [6,6] is no rich markup
     quick = product_size(config) if not config.model.exclude else 0
     planned = quick if quick > DEFAULT_TRIAL_CAP else count_trials(config, limit=DEFAULT_TRIAL_CAP)
     if planned > DEFAULT_TRIAL_CAP:
         # too large to walk: check the first trials only, count by arithmetic
         samples = list(itertools.islice(iter_trials(config), 5))
         size = f"{quick:,}" if quick else f"more than {DEFAULT_TRIAL_CAP:,}"
-        console.print(f"{args.config}: OK -- problem {config.problem.name}, {size} trials: over "
+        console.print(f"{label}: OK -- problem {config.problem.name}, {size} trials: over "
                       f"the cap of {DEFAULT_TRIAL_CAP:,}, `btlab run` needs --yes (only the first "
                       "trials were checked)")
     else:
@@ -153,7 +205,7 @@ def cmd_validate(args, console: Console) -> int:
             total += 1
             if len(samples) < 5:
                 samples.append(trial)
-        console.print(f"{args.config}: OK -- problem {config.problem.name}, {total:,} trials "
+        console.print(f"{label}: OK -- problem {config.problem.name}, {total:,} trials "
                       f"(matrix size {planned:,})")
     for t in samples:
         console.print(f"  {t.trial_id}  " + "  ".join(f"{k}={v}" for k, v in t.columns.items())
@@ -164,13 +216,16 @@ def cmd_validate(args, console: Console) -> int:
 def cmd_run(args, console: Console) -> int:
     from .config import load_config
     from .execute import METRIC_COLUMNS
+    from .progress import log_interval
     from .split_runner import Checkpoints
     from .store import ResultStore, is_uri, load_rows, part_files
     from .summary import print_headline
     from .sweep import check_trial_cap, iter_trials
 
     # everything that can be wrong with the input is checked before anything is written
-    config = load_config(args.config)
+    config = load_config(args.config, args.overrides)
+    # not a terminal (nohup, a log file): plain progress lines instead of the bar
+    log_every = None if args.quiet or console.is_terminal else log_interval()
     if not args.yes:
         check_trial_cap(config)
     # Trials are streamed, never held in a list, so that the driver's memory stays
@@ -211,6 +266,8 @@ def cmd_run(args, console: Console) -> int:
         console.print(f"btlab {config.name}: {len(wanted):,} trials, "
                       f"{already:,} already in {mirror or folder}, {to_run:,} to run "
                       f"({args.backend} backend, run {store.run_id})")
+        if config.overrides:
+            console.print("overrides: " + " ".join(config.overrides), markup=False)
         for trial_id, saved, total in checkpoints.partial():
             console.print(f"split trial {trial_id}: {saved:,} of {total:,} subtrees saved by "
                           "an interrupted run (reused unless its split or budget changed)")
@@ -219,7 +276,7 @@ def cmd_run(args, console: Console) -> int:
             failed, interrupted, backend, elapsed = _run_trials(
                 args, console, store, todo, to_run,
                 checkpoints if config.model.split is not None else None,
-                plugins.ship_paths(sorted(refs)))
+                plugins.ship_paths(sorted(refs)), log_every)
     finally:
         store.close()
     if backend is not None:
@@ -258,13 +315,16 @@ def cmd_run(args, console: Console) -> int:
 
 
 def _run_trials(args, console: Console, store, todo, total: int, checkpoints=None,
-                py_modules: list[str] | None = None) -> tuple[int, bool, object, float]:
+                py_modules: list[str] | None = None,
+                log_every: float | None = None) -> tuple[int, bool, object, float]:
     """Start the backend and run ``todo`` (a stream of ``total`` trials) into ``store``.
 
     ``checkpoints`` (split sweeps): where finished subtrees are saved; a split
     trial's row is written to disk as soon as it arrives, then its checkpoint
     is deleted, and a second bar shows the subtrees of the running trial.
     ``py_modules``: plug-in modules the Ray workers need.
+    ``log_every``: print a plain progress line every this many seconds instead of
+    the bar (output that is not a terminal; :mod:`runner.progress`).
 
     Returns:
         (trials with status error, interrupted?, the backend, seconds spent running)
@@ -287,10 +347,21 @@ def _run_trials(args, console: Console, store, todo, total: int, checkpoints=Non
     progress = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
                         MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
                         TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                        console=console, disable=args.quiet)
+                        console=console, disable=args.quiet or log_every is not None)
+    log = None
+    if log_every is not None:
+        from .progress import LogProgress
+
+        def write(line: str) -> None:
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+            console.file.flush()
+
+        log = LogProgress(total, write, log_every)
     failed, interrupted = 0, False
     t1 = time.monotonic()
     previous = _on_sigterm_interrupt()
+    if log is not None:
+        log.start()
     try:
         with progress:
             task = progress.add_task("trials", total=total, rate="")
@@ -301,6 +372,8 @@ def _run_trials(args, console: Console, store, todo, total: int, checkpoints=Non
                     rate = placements / max(seconds, 1e-9)
                     progress.update(sub, completed=done, total=of,
                                     rate=f"{rate:,.0f} placements/s")
+                    if log is not None:
+                        log.subtrees(done, of)
 
                 backend.split_checkpoints = checkpoints
                 backend.split_progress = on_subtrees
@@ -312,9 +385,13 @@ def _run_trials(args, console: Console, store, todo, total: int, checkpoints=Non
                 failed += row["status"] == "error"
                 rate = i / max(time.monotonic() - t1, 1e-9)
                 progress.update(task, advance=1, rate=f"{rate:,.1f} trials/s")
+                if log is not None:
+                    log.update(i, failed)
     except KeyboardInterrupt:
         interrupted = True
     finally:
+        if log is not None:
+            log.stop()
         try:
             store.flush()
         finally:
@@ -344,7 +421,7 @@ def _on_sigterm_interrupt():
 def cmd_show(args, console: Console) -> int:
     from .config import parse_config
     from .errors import ConfigError
-    from .store import config_of, load_rows, part_files
+    from .store import load_rows, newest_meta, part_files
     from .summary import print_headline
     from .sweep import iter_trials
 
@@ -361,9 +438,13 @@ def cmd_show(args, console: Console) -> int:
         console.print(f"{folder}: no finished trial yet; run the same command to resume")
         return 0
     df = load_rows(folder)
-    cfg = config_of(folder)
+    meta = newest_meta(folder)
+    cfg = json.loads(meta.get("btlab.config", "{}"))
     console.print(f"{folder}: {len(df):,} trials of {cfg.get('name', '?')} "
                   f"({df['run_id'].nunique()} run(s))")
+    overrides = json.loads(meta.get("btlab.overrides", "[]"))
+    if overrides:
+        console.print("overrides of the config last run: " + " ".join(overrides), markup=False)
     if args.by == "node":
         from .summary import print_by_node
         print_by_node(df, console)

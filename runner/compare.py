@@ -17,7 +17,7 @@ import pandas as pd
 from .store import load_rows
 
 #: Columns never compared: timings and provenance.
-IGNORED = frozenset({"run_id", "wall_ns", "cpu_ns", "btlab_version", "git_commit",
+IGNORED = frozenset({"run_id", "wall_ns", "cpu_ns", "btlab_version", "git_commit", "git_dirty",
                      "python_version", "ray_version", "host", "node_id", "pid", "started_at",
                      "compile_ns", "error",
                      # how a split trial was run, not what it found (wasted_nodes

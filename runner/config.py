@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, Valid
 
 from . import plugins
 from .errors import ConfigError
+from .overrides import apply_overrides
 from .problems import PROBLEMS, get_problem
 from .spec import ProblemSpec
 from .yaml_source import KeyPath, Position, describe, did_you_mean, from_pydantic, parse_yaml
@@ -81,15 +82,20 @@ class SweepConfig:
         model: the validated top-level values.
         problem: the problem spec.
         source: the file it came from (for messages).
-        positions: key path -> (line, column), 1-based, of every key and value.
-        text: the YAML text as read.
+        positions: key path -> (line, column), 1-based, of every key and value; a
+            string for keys a command-line override set (the override, e.g.
+            ``override 1 (seed=7)``).
+        text: the YAML text as read (before any override).
+        overrides: the command-line overrides applied, as typed
+            (:mod:`runner.overrides`); stored in every part's metadata.
     """
 
     model: SweepModel
     problem: ProblemSpec
     source: str
-    positions: Mapping[KeyPath, Position]
+    positions: Mapping[KeyPath, Position | str]
     text: str
+    overrides: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -100,16 +106,24 @@ class SweepConfig:
         probe = tuple(path)
         while probe and probe not in self.positions:
             probe = probe[:-1]
-        line, col = self.positions.get(probe, (None, None))
-        return ConfigError(self.source, line, col, tuple(path), expected, found, fix)
+        return _located(self.source, self.positions, probe, path, expected, found, fix)
 
     def expanded(self) -> dict[str, Any]:
         """The config as plain data (what goes into the Parquet metadata)."""
         return self.model.model_dump(mode="json")
 
 
-def load_config(path: str | Path) -> SweepConfig:
-    """Read and validate a config file.
+def _located(source: str, positions: Mapping[KeyPath, Position | str], probe: KeyPath,
+             path: KeyPath, expected: str, found: str, fix: str) -> ConfigError:
+    """A ConfigError at ``path``, located where ``probe`` is (a line, or an override)."""
+    pos = positions.get(probe, (None, None))
+    if isinstance(pos, str):
+        return ConfigError(source, None, None, tuple(path), expected, found, fix, where=pos)
+    return ConfigError(source, pos[0], pos[1], tuple(path), expected, found, fix)
+
+
+def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> SweepConfig:
+    """Read and validate a config file, changed by command-line ``overrides`` (``key=value``).
 
     Raises:
         ConfigError: unreadable file, malformed YAML or any invalid value.
@@ -123,10 +137,11 @@ def load_config(path: str | Path) -> SweepConfig:
     except UnicodeDecodeError:
         raise ConfigError(str(path), None, None, (), "a UTF-8 text file", "binary data",
                           "give the path of a YAML config") from None
-    return parse_config(text, str(path))
+    return parse_config(text, str(path), overrides)
 
 
-def parse_config(text: str, source: str = "<string>") -> SweepConfig:
+def parse_config(text: str, source: str = "<string>",
+                 overrides: list[str] | tuple[str, ...] = ()) -> SweepConfig:
     """Validate config text; ``source`` names it in messages. See :func:`load_config`."""
     data, positions = parse_yaml(text, source)
 
@@ -134,12 +149,13 @@ def parse_config(text: str, source: str = "<string>") -> SweepConfig:
         probe = tuple(path)
         while probe and probe not in positions:
             probe = probe[:-1]
-        line, col = positions.get(probe, (None, None))
-        return ConfigError(source, line, col, tuple(path), expected, found, fix)
+        return _located(source, positions, probe, path, expected, found, fix)
 
     if not isinstance(data, dict):
         raise err((), "a mapping with name, problem, fixed, matrix, ...", describe(data),
                   "see configs/ for examples")
+    if overrides:
+        data, positions = apply_overrides(data, positions, overrides, source)
     try:
         model = SweepModel.model_validate(data)
     except ValidationError as exc:
@@ -171,7 +187,7 @@ def parse_config(text: str, source: str = "<string>") -> SweepConfig:
                       (did_you_mean(wrong[0], ["depth"]) if wrong else "")
                       or ("split takes depth only: write split: {depth: 4} or split: auto"
                           if wrong else "write split: {depth: 4} or split: auto"))
-    config = SweepConfig(model, problem, source, positions, text)
+    config = SweepConfig(model, problem, source, positions, text, tuple(overrides))
     _check_params(config)
     return config
 
@@ -246,5 +262,6 @@ def _check_params(config: SweepConfig) -> None:
     for name, info in config.problem.params.model_fields.items():
         if info.is_required() and name not in m.fixed and name not in m.matrix and not (
                 m.include and all(name in e for e in m.include)):
-            raise config.error(("fixed",), f"the parameter {name!r} in fixed or matrix",
+            # at fixed.<name>: located at fixed in the file, or at the override that deleted it
+            raise config.error(("fixed", name), f"the parameter {name!r} in fixed or matrix",
                                "no such key", f"add {name}: ... under fixed")

@@ -42,6 +42,8 @@ class ConfigError(BtlabError):
         expected: what would have been accepted.
         found: what the file holds there.
         fix: how to put it right.
+        where: set when a command-line override put the value there: the override,
+            e.g. ``override 2 (budget.nodes=abc)``, named instead of a line.
     """
 
     file: str
@@ -51,13 +53,16 @@ class ConfigError(BtlabError):
     expected: str
     found: str
     fix: str = ""
+    where: str = ""
 
     def __post_init__(self) -> None:
         super().__init__(str(self))
 
     def __str__(self) -> str:
         where = self.file
-        if self.line is not None:
+        if self.where:
+            where += f", {self.where}"
+        elif self.line is not None:
             where += f":{self.line}:{self.column}"
         msg = (f"{where}: error at {format_key_path(self.key_path)}\n"
                f"  expected: {self.expected}\n"

@@ -38,7 +38,7 @@ NOT_PARAMETERS = frozenset({
     "repeat", "repeats", "status", *COUNTERS, *TIMINGS, "solution", "error",
     *{c for problem in PROBLEMS.values() for c in problem.extra_columns}, "compile_ns",
     "candidates", "btlab_version", "git_commit", "python_version", "ray_version", "host",
-    "node_id", "pid", "started_at", "plugins",
+    "node_id", "pid", "started_at", "plugins", "git_dirty",
 })
 #: Columns besides the parameters that tell two trials apart (not the repeat).
 _TRIAL_KEYS = ("source", "problem", "budget_nodes", "budget_seconds", "seed")

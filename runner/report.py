@@ -23,6 +23,7 @@ no script, no web font and no link to fetch. It holds, in order:
 from __future__ import annotations
 
 import io
+import json
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,7 @@ from .html import figure, figures, skipped
 from .html import table as _table
 from .problems import get_problem
 from .spec import ProblemSpec
-from .store import btlab_version, config_of, part_files, read_meta
+from .store import btlab_version, config_of, newest_meta, part_files, read_meta
 from .summary import print_headline
 
 _CSS = """
@@ -286,15 +287,20 @@ def _config_and_provenance(df: pd.DataFrame, folder: Path, config: dict) -> str:
              '(<code>btlab.config</code>) of the newest part file.</p>',
              f"<pre>{_e(_config_yaml(config))}</pre>" if config
              else '<p class="note">No config in the metadata.</p>']
+    overrides = json.loads(newest_meta(folder).get("btlab.overrides", "[]"))
+    if overrides:
+        parts.append('<p class="note">Run with the command-line overrides (already in the '
+                     f'config above): <code>{_e(" ".join(overrides))}</code></p>')
     parts.append("<h2>Provenance</h2>")
     parts_files = part_files(folder)
     versions = sorted({read_meta(p).get("btlab.schema_version", "?") for p in parts_files})
     info = {"results folder": str(folder), "part files": f"{len(parts_files):,}",
             "schema version": ", ".join(versions)}
     for col, title in (("btlab_version", "btlab version"), ("git_commit", "git commit"),
+                       ("git_dirty", "uncommitted changes"),
                        ("python_version", "Python"), ("ray_version", "Ray"), ("host", "hosts")):
         if col in df.columns:
-            counts = df[col].astype("object").fillna("(none)").value_counts()
+            counts = df[col].astype("string").fillna("(none)").value_counts()
             info[title] = ", ".join(f"{k} ({v:,} trials)" if len(counts) > 1 else str(k)
                                     for k, v in counts.items())
     if "node_id" in df.columns:

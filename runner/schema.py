@@ -12,12 +12,11 @@ writes the rows, imports this module and re-exports its public names.
 from __future__ import annotations
 
 import platform
-import subprocess
 from importlib import metadata
-from pathlib import Path
 
 import pyarrow as pa
 
+from .provenance import code_state, version
 from .spec import ProblemSpec
 
 #: Version of the row layout; bumped on any incompatible change of columns.
@@ -25,7 +24,7 @@ SCHEMA_VERSION = 1
 
 #: Provenance columns, last in every row: what ran the trial, where and when.
 _PROVENANCE = [
-    ("btlab_version", pa.string()), ("git_commit", pa.string()),
+    ("btlab_version", pa.string()), ("git_commit", pa.string()), ("git_dirty", pa.bool_()),
     ("python_version", pa.string()), ("ray_version", pa.string()),
     ("host", pa.string()), ("node_id", pa.string()), ("pid", pa.int64()),
     ("started_at", pa.timestamp("us", tz="UTC")),
@@ -59,23 +58,9 @@ def row_schema(problem: ProblemSpec) -> pa.Schema:
 
 
 def btlab_version() -> str:
-    """The installed btlab's version, ``unknown`` when btlab is not installed."""
-    try:
-        return metadata.version("btlab")
-    except metadata.PackageNotFoundError:
-        return "unknown"
-
-
-def _git_commit() -> str | None:
-    here = Path(__file__).resolve().parent.parent
-    if not (here / ".git").exists():
-        return None
-    try:
-        out = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True,
-                             text=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
+    """btlab's version (:func:`runner.provenance.version`: a source tree's own, else the
+    installed distribution's)."""
+    return version()
 
 
 def _ray_version() -> str | None:
@@ -85,12 +70,14 @@ def _ray_version() -> str | None:
         return None
 
 
-def software_provenance() -> dict[str, str | None]:
+def software_provenance() -> dict[str, str | bool | None]:
     """The provenance columns that are the same for every row of a run.
 
-    ``btlab_version`` (``unknown`` when btlab is not installed), ``git_commit``
-    (of the checkout btlab runs from, None outside git), ``python_version`` and
+    ``btlab_version``, ``git_commit`` and ``git_dirty`` (of the code that runs:
+    its clone, else the commit recorded when it was built, see
+    :mod:`runner.provenance`; None when unknown), ``python_version`` and
     ``ray_version`` (None without Ray).
     """
-    return {"btlab_version": btlab_version(), "git_commit": _git_commit(),
+    commit, dirty = code_state()
+    return {"btlab_version": btlab_version(), "git_commit": commit, "git_dirty": dirty,
             "python_version": platform.python_version(), "ray_version": _ray_version()}

@@ -116,7 +116,7 @@ class ResultStore:
         meta = {"btlab.schema_version": str(SCHEMA_VERSION),
                 "btlab.config_name": config.name, "btlab.problem": config.problem.name,
                 "btlab.config": json.dumps(config.expanded(), sort_keys=True),
-                "btlab.run_id": self.run_id}
+                "btlab.run_id": self.run_id, "btlab.overrides": json.dumps(config.overrides)}
         self.schema = self.schema.with_metadata(meta)
 
     def _check_folder(self, contents: bool = True) -> None:

@@ -1,0 +1,46 @@
+"""Build hook: record the git commit the package is built from (the rest is in pyproject.toml).
+
+``pip install .`` from a clone (and ``python -m build``) write
+``runner/_build_info.py`` into the build -- never into the source tree -- with
+the clone's HEAD and whether tracked files had uncommitted changes; an sdist
+carries the file, so a wheel built from the sdist has it too. At run time
+:func:`runner.provenance.code_state` reads it (see that module).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+from setuptools.command.sdist import sdist
+
+ROOT = Path(__file__).resolve().parent
+
+
+def _provenance():
+    """runner/provenance.py, loaded by path (standard library only; btlab's deps may be absent)."""
+    spec = importlib.util.spec_from_file_location("_btlab_provenance",
+                                                  ROOT / "runner" / "provenance.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class BuildPy(build_py):
+    def run(self):
+        super().run()
+        if not self.dry_run and not getattr(self, "editable_mode", False):
+            # an editable install runs the clone itself, which is asked at run time
+            _provenance().write_build_info(Path(self.build_lib) / "runner", ROOT)
+
+
+class Sdist(sdist):
+    def make_release_tree(self, base_dir, files):
+        super().make_release_tree(base_dir, files)
+        _provenance().write_build_info(Path(base_dir) / "runner", ROOT)
+
+
+setup(cmdclass={"build_py": BuildPy, "sdist": Sdist})
