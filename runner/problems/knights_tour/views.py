@@ -11,12 +11,22 @@ import functools
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ... import plots
 from ...censoring import CENSORED
 from ...html import MAX_PLOTS_PER_KIND, figure, figures
 from ...tables import fmt_int, one_per_trial, status_and_work, varying
 from . import PROBLEM
+
+#: Start grids are printed cell by cell up to this many columns ...
+GRID_MAX_COLS = 16
+#: ... and this many squares; larger boards get a few summary lines instead.
+GRID_MAX_SQUARES = 256
+#: Example tours on boards with more squares than this are drawn downsampled
+#: (:func:`runner.board_plots.knight_tour`); heatmaps of boards with more rows
+#: or columns than :data:`runner.plots.HEATMAP_MAX_SIDE` show block maxima.
+TOUR_FULL_MAX_SQUARES = 64 * 64
 
 
 def headline(df: pd.DataFrame, console: Console) -> None:
@@ -39,12 +49,22 @@ def headline(df: pd.DataFrame, console: Console) -> None:
                                       title=f"backtracks by start square ({label})"))
 
 
-def start_grid_text(df: pd.DataFrame, metric: str, title: str = "") -> Table:
-    """A rows x cols table of ``metric`` by start square.
+def grid_fits(rows: int, cols: int) -> bool:
+    """Whether a rows x cols start grid is printed cell by cell (else summarised)."""
+    return cols <= GRID_MAX_COLS and rows * cols <= GRID_MAX_SQUARES
 
-    Censored cells are shown as ``>=N``, errors as ``err``.
+
+def start_grid_text(df: pd.DataFrame, metric: str, title: str = "") -> Table | Text:
+    """A rows x cols table of ``metric`` by start square, or a summary of a big board.
+
+    Censored cells are shown as ``>=N``, errors as ``err``. A board wider than
+    :data:`GRID_MAX_COLS` columns or larger than :data:`GRID_MAX_SQUARES`
+    squares gets :func:`start_grid_summary` instead (a million-square grid
+    is not readable and prints megabytes).
     """
     rows, cols = int(df["rows"].iloc[0]), int(df["cols"].iloc[0])
+    if not grid_fits(rows, cols):
+        return start_grid_summary(df, metric, title)
     cells = [["" for _ in range(cols)] for _ in range(rows)]
     for rec in df.itertuples(index=False):
         r, c = int(rec.start_row), int(rec.start_col)
@@ -59,6 +79,41 @@ def start_grid_text(df: pd.DataFrame, metric: str, title: str = "") -> Table:
     for r in range(rows):
         grid.add_row(str(r), *cells[r])
     return grid
+
+
+def start_grid_summary(df: pd.DataFrame, metric: str, title: str = "") -> Text:
+    """A few lines about ``metric`` by start square, for boards too big to print as a grid.
+
+    The starts run out of the board's squares, min / median / max of the
+    metric (``>=`` when a censored trial makes it a lower bound), the worst
+    start square and the number of errors.
+    """
+    rows, cols = int(df["rows"].iloc[0]), int(df["cols"].iloc[0])
+    status = df["status"].astype("object")
+    ok = df[status != "error"]
+    starts = df[["start_row", "start_col"]].drop_duplicates().shape[0]
+    lines = [title] if title else []
+    lines.append(f"  {rows:,} x {cols:,} board: grid not printed (over {GRID_MAX_COLS} columns "
+                 f"or {GRID_MAX_SQUARES} squares); {starts:,} of {rows * cols:,} start squares run")
+    if len(ok):
+        values = ok[metric].astype("float64")
+        censored = ok["status"].astype("object").isin(CENSORED)
+        lo, hi = values.min(), values.max()
+        median = values.median()
+        # a censored value is a lower bound: it bounds the max, and the min or
+        # median when it is at or below them (it could still move them up)
+        lo_bound = bool(censored[values == lo].any())
+        med_bound = bool(censored[values <= median].any())
+        hi_bound = bool(censored.any())
+        worst = ok.loc[values.idxmax()]
+        lines.append(f"  {metric}: min {fmt_int(lo, lo_bound)}, median "
+                     f"{fmt_int(median, med_bound)}, max {fmt_int(hi, hi_bound)}; worst start "
+                     f"({int(worst['start_row'])}, {int(worst['start_col'])}): "
+                     f"{fmt_int(worst[metric], worst['status'] in CENSORED)}")
+    errors = int((status == "error").sum())
+    if errors:
+        lines.append(f"  {errors:,} start(s) failed (err)")
+    return Text("\n".join(lines))
 
 
 def report(df: pd.DataFrame) -> str:
