@@ -23,11 +23,6 @@ from . import PROBLEM
 GRID_MAX_COLS = 16
 #: ... and this many squares; larger boards get a few summary lines instead.
 GRID_MAX_SQUARES = 256
-#: Example tours on boards with more squares than this are drawn downsampled
-#: (:func:`runner.board_plots.knight_tour`); heatmaps of boards with more rows
-#: or columns than :data:`runner.plots.HEATMAP_MAX_SIDE` show block maxima.
-TOUR_FULL_MAX_SQUARES = 64 * 64
-
 
 def headline(df: pd.DataFrame, console: Console) -> None:
     """Print the knight's-tour headline: a table per group, then a start-square grid each."""
