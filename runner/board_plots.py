@@ -34,6 +34,11 @@ TOUR_COARSE_SIDE = 100
 TOUR_ENDS = 200
 
 
+def tour_downsampled(rows: int, cols: int) -> bool:
+    """Whether :func:`knight_tour` draws a tour on this board downsampled."""
+    return rows * cols > TOUR_FULL_MAX_SQUARES or max(rows, cols) > TOUR_FULL_MAX_SIDE
+
+
 def _board(ax, rows: int, cols: int) -> None:
     light = np.indices((rows, cols)).sum(axis=0) % 2 == 0
     ax.imshow(np.where(light, 1, 0), cmap=ListedColormap([_DARK, _LIGHT]),
@@ -96,7 +101,7 @@ def knight_tour(row: Any = None, *, solution: Sequence[int] | None = None,
     if squares.min() < 0 or squares.max() >= rows * cols:
         raise ValueError(f"knight_tour: a square index is off the {rows} x {cols} board")
     rr, cc = squares // cols, squares % cols
-    if rows * cols > TOUR_FULL_MAX_SQUARES or max(rows, cols) > TOUR_FULL_MAX_SIDE:
+    if tour_downsampled(rows, cols):
         return _tour_downsampled(rr, cc, rows, cols, info, title, path)
     size = max(rows, cols)
     fig = Figure(figsize=(max(4.2, 0.62 * cols + 1.2), max(4.4, 0.62 * rows + 1.5)),

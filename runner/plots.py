@@ -36,7 +36,8 @@ from .figures import DPI, finish, save
 # Public names: this module's plots and, re-exported, the board drawings of
 # runner.board_plots and the saving of runner.figures.
 __all__ = [
-    "ANNOTATE_MAX", "DPI", "HEATMAP_MAX_SIDE", "heatmap", "knight_tour", "label",
+    "ANNOTATE_MAX", "DPI", "HEATMAP_MAX_SIDE", "heatmap", "heatmap_block", "knight_tour",
+    "label",
     "metric_vs_size", "queens", "save", "size_axis", "time_vs_nodes",
 ]
 
@@ -147,7 +148,7 @@ def heatmap(df: pd.DataFrame, metric: str = "backtracks", *, title: str | None =
             marks[bounds == b] = b
         marks[bounds == "unknown"] = "?"
     raw = grid.to_numpy(dtype="float64")
-    block = math.ceil(max(values.shape) / HEATMAP_MAX_SIDE)
+    block = heatmap_block(*values.shape)
     if block > 1:
         raw = _blocks(raw, marks, errors, block)[0]
         values, marks, errors = _blocks(values, marks, errors, block)
@@ -242,6 +243,11 @@ def heatmap(df: pd.DataFrame, metric: str = "backtracks", *, title: str | None =
         fig.legend(handles=handles, loc="outside lower center", fontsize=8, frameon=False,
                    ncols=len(handles))
     return finish(fig, path)
+
+
+def heatmap_block(rows: int, cols: int) -> int:
+    """The side of the blocks of start squares :func:`heatmap` shows as one cell (1: none)."""
+    return max(1, math.ceil(max(rows, cols) / HEATMAP_MAX_SIDE))
 
 
 def _blocks(values: np.ndarray, marks: np.ndarray, errors: np.ndarray,

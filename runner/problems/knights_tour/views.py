@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ... import plots
+from ...board_plots import TOUR_ENDS, TOUR_FULL_MAX_SIDE, TOUR_FULL_MAX_SQUARES, tour_downsampled
 from ...censoring import CENSORED
 from ...html import MAX_PLOTS_PER_KIND, figure, figures
 from ...tables import fmt_int, one_per_trial, status_and_work, varying
@@ -111,6 +112,17 @@ def start_grid_summary(df: pd.DataFrame, metric: str, title: str = "") -> Text:
     return Text("\n".join(lines))
 
 
+def _tour_note(rows: int, cols: int) -> str:
+    """The caption's note on a tour drawn downsampled (big boards), or nothing."""
+    if not tour_downsampled(rows, cols):
+        return ""
+    return (f" Downsampled: the {rows:,} x {cols:,} board has more than "
+            f"{TOUR_FULL_MAX_SQUARES:,} squares or {TOUR_FULL_MAX_SIDE} rows or columns, so "
+            "the squares are shown in blocks coloured by the mean move number at which the "
+            f"tour visits them, and only the first and last {TOUR_ENDS} moves are drawn as "
+            "a path.")
+
+
 def report(df: pd.DataFrame) -> str:
     """The report's plots: backtracks by start square, work and time, example tours (HTML)."""
     parts = ["<h2>Plots</h2>"]
@@ -125,6 +137,10 @@ def report(df: pd.DataFrame) -> str:
             continue
         ok = board[board["status"].astype("object") != "error"]["backtracks"]
         vmax = float(ok.max()) if len(ok) else None
+        block = plots.heatmap_block(int(rows), int(cols))
+        shrunk = (f" Downsampled: the board has more than {plots.HEATMAP_MAX_SIDE} rows or "
+                  f"columns, so each cell is the largest of a {block} x {block} block of start "
+                  "squares (hatched if any of them is a lower bound)." if block > 1 else "")
         groups = board.groupby(labels, observed=True, sort=True) if labels else [((), board)]
         for key, _ in groups:
             if len(heatmaps) >= MAX_PLOTS_PER_KIND:
@@ -136,7 +152,7 @@ def report(df: pd.DataFrame) -> str:
                 f"Backtracks by start square on {rows} x {cols}, "
                 + (", ".join(f"{k} = {v}" for k, v in zip(labels, key)) or "all trials")
                 + ". Log colour scale shared by this board's heatmaps; hatched cells stopped at "
-                "a budget (lower bounds).", "png", "heatmap"))
+                "a budget (lower bounds)." + shrunk, "png", "heatmap"))
     if heatmaps:
         parts.append("<h3>Backtracks by start square</h3>")
         parts.append(figures(heatmaps))
@@ -167,7 +183,9 @@ def report(df: pd.DataFrame) -> str:
                             "Example tour" + (" for " + ", ".join(
                                 f"{k} = {v}" for k, v in zip(labels, key)) if labels else "")
                             + f": the first solved start square, ({int(row['start_row'])}, "
-                            f"{int(row['start_col'])}).", "svg", "board"))
+                            f"{int(row['start_col'])})." + _tour_note(int(row["rows"]),
+                                                                     int(row["cols"])),
+                            "svg", "board"))
     if tours:
         parts.append("<h3>Example tours</h3>")
         parts.append(figures(tours))
