@@ -176,6 +176,8 @@ def report(df: pd.DataFrame) -> str:
     for key, sub in tour_groups:
         if len(tours) >= MAX_PLOTS_PER_KIND:
             break
+        if sub.empty:  # no solved trial kept its tour (e.g. solutions not stored)
+            continue
         sub = sub.sort_values(["rows", "cols", "start_row", "start_col"])
         row = sub.iloc[0]
         key = key if isinstance(key, tuple) else (key,)
