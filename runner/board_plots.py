@@ -22,6 +22,22 @@ from .figures import finish
 
 _LIGHT, _DARK = "#f0d9b5", "#b58863"  # the usual light and dark squares of a chessboard
 
+#: Tours on boards with more squares than this, or more rows or columns than
+#: :data:`TOUR_FULL_MAX_SIDE`, are drawn downsampled (:func:`knight_tour`): the
+#: visiting order on a coarse grid, and only the first and last
+#: :data:`TOUR_ENDS` moves as a path.
+TOUR_FULL_MAX_SQUARES = 64 * 64
+TOUR_FULL_MAX_SIDE = 64
+#: Coarse cells per side, at most, of a downsampled tour.
+TOUR_COARSE_SIDE = 100
+#: Moves drawn as a path at each end of a downsampled tour.
+TOUR_ENDS = 200
+
+
+def tour_downsampled(rows: int, cols: int) -> bool:
+    """Whether :func:`knight_tour` draws a tour on this board downsampled."""
+    return rows * cols > TOUR_FULL_MAX_SQUARES or max(rows, cols) > TOUR_FULL_MAX_SIDE
+
 
 def _board(ax, rows: int, cols: int) -> None:
     light = np.indices((rows, cols)).sum(axis=0) % 2 == 0
@@ -59,7 +75,13 @@ def knight_tour(row: Any = None, *, solution: Sequence[int] | None = None,
     Returns:
         The Figure: a chessboard, the path as a line through the square
         centres, every square numbered 1..len(tour) (on boards up to 16 x 16),
-        the start circled green and the last square red.
+        the start circled green and the last square red. A board of more
+        than :data:`TOUR_FULL_MAX_SQUARES` squares (or :data:`TOUR_FULL_MAX_SIDE`
+        rows or columns) is drawn downsampled, in
+        memory that does not grow with the figure: blocks of k x k squares
+        coloured by the mean move number of their squares (at most
+        :data:`TOUR_COARSE_SIDE` blocks a side), the first and last
+        :data:`TOUR_ENDS` moves as a path, and the title says so.
 
     Raises:
         ValueError: no tour is given, or a square is off the board.
@@ -75,11 +97,12 @@ def knight_tour(row: Any = None, *, solution: Sequence[int] | None = None,
     if solution is None or rows is None or cols is None or len(solution) == 0:
         raise ValueError("knight_tour: give a results row with a solution, or solution=, "
                          "rows= and cols=")
-    squares = [int(s) for s in solution]
-    if not all(0 <= s < rows * cols for s in squares):
+    squares = np.asarray(solution, dtype=np.int64)
+    if squares.min() < 0 or squares.max() >= rows * cols:
         raise ValueError(f"knight_tour: a square index is off the {rows} x {cols} board")
-    rr = np.array([s // cols for s in squares])
-    cc = np.array([s % cols for s in squares])
+    rr, cc = squares // cols, squares % cols
+    if tour_downsampled(rows, cols):
+        return _tour_downsampled(rr, cc, rows, cols, info, title, path)
     size = max(rows, cols)
     fig = Figure(figsize=(max(4.2, 0.62 * cols + 1.2), max(4.4, 0.62 * rows + 1.5)),
                  layout="constrained")
@@ -100,22 +123,71 @@ def knight_tour(row: Any = None, *, solution: Sequence[int] | None = None,
                     bbox=None if endpoint else dict(boxstyle="circle,pad=0.12", fc="white",
                                                     ec="none", alpha=0.8))
     if title is None:
-        parts = [f"Knight's tour, {rows} x {cols}"]
-        if "start_row" in info:
-            parts.append(f"from ({info['start_row']}, {info['start_col']})")
-        else:
-            parts.append(f"from ({rr[0]}, {cc[0]})")
-        title = " ".join(parts)
-        extra = [f"{k} = {info[k]}" for k in ("heuristic", "strategy", "tie_break") if k in info]
-        if "backtracks" in info:
-            extra.append(f"{int(info['backtracks']):,} backtracks")
-        if extra:
-            title += "\n" + ", ".join(extra)
+        title = _tour_title(rr, cc, rows, cols, info)
     ax.set_title(title, fontsize=10)
     fig.legend(handles=[Line2D([], [], marker="o", ls="", color="#2e9e4a", label="start (1)"),
                        Line2D([], [], marker="o", ls="", color="#c0392b",
                               label=f"end ({len(squares)})")],
               loc="outside lower center", ncols=2, fontsize=8, frameon=False)
+    return finish(fig, path)
+
+
+def _tour_title(rr: np.ndarray, cc: np.ndarray, rows: int, cols: int,
+                info: dict[str, Any]) -> str:
+    parts = [f"Knight's tour, {rows} x {cols}"]
+    if "start_row" in info:
+        parts.append(f"from ({info['start_row']}, {info['start_col']})")
+    else:
+        parts.append(f"from ({rr[0]}, {cc[0]})")
+    title = " ".join(parts)
+    extra = [f"{k} = {info[k]}" for k in ("heuristic", "strategy", "tie_break") if k in info]
+    if "backtracks" in info:
+        extra.append(f"{int(info['backtracks']):,} backtracks")
+    if extra:
+        title += "\n" + ", ".join(extra)
+    return title
+
+
+def _tour_downsampled(rr: np.ndarray, cc: np.ndarray, rows: int, cols: int,
+                      info: dict[str, Any], title: str | None, path) -> Figure:
+    """A big board's tour: mean move number per k x k block, and the path at both ends."""
+    k = math.ceil(max(rows, cols) / TOUR_COARSE_SIDE)
+    brows, bcols = math.ceil(rows / k), math.ceil(cols / k)
+    block = (rr // k) * bcols + (cc // k)
+    order = np.arange(1, len(rr) + 1, dtype=np.float64)
+    total = np.bincount(block, weights=order, minlength=brows * bcols)
+    count = np.bincount(block, minlength=brows * bcols)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(count > 0, total / np.maximum(count, 1), np.nan).reshape(brows, bcols)
+    fig = Figure(figsize=(7.2, 7.2 * rows / cols + 1.0) if cols >= rows
+                 else (7.2 * cols / rows + 1.6, 8.2), layout="constrained")
+    ax = fig.add_subplot()
+    image = ax.imshow(np.ma.masked_invalid(mean), cmap="viridis", origin="upper",
+                      interpolation="nearest",
+                      extent=(-0.5, bcols * k - 0.5, brows * k - 0.5, -0.5))
+    ax.set_xlim(-0.5, cols - 0.5)
+    ax.set_ylim(rows - 0.5, -0.5)
+    ax.xaxis.set_ticks_position("top")
+    ax.tick_params(length=0, labelsize=7)
+    ends = min(TOUR_ENDS, len(rr))
+    ax.plot(cc[:ends], rr[:ends], "-", color="white", lw=0.8, zorder=2)
+    ax.plot(cc[-ends:], rr[-ends:], "-", color="#ff7f7f", lw=0.8, zorder=2)
+    radius = max(rows, cols) / 120
+    ax.add_patch(Circle((cc[0], rr[0]), radius, facecolor="#2e9e4a", edgecolor="white", zorder=3))
+    ax.add_patch(Circle((cc[-1], rr[-1]), radius, facecolor="#c0392b", edgecolor="white",
+                        zorder=3))
+    bar = fig.colorbar(image, ax=ax, shrink=0.85, pad=0.02)
+    bar.set_label("mean move number in the block", fontsize=8)
+    bar.ax.tick_params(labelsize=7)
+    if title is None:
+        title = (_tour_title(rr, cc, rows, cols, info)
+                 + f"\ndownsampled: {k} x {k} blocks coloured by mean move number;"
+                 f"\npath of the first and last {ends:,} moves only")
+    ax.set_title(title, fontsize=9)
+    fig.legend(handles=[Line2D([], [], marker="o", ls="", color="#2e9e4a", label="start (1)"),
+                        Line2D([], [], marker="o", ls="", color="#c0392b",
+                               label=f"end ({len(rr):,})")],
+               loc="outside lower center", ncols=2, fontsize=8, frameon=False)
     return finish(fig, path)
 
 

@@ -36,12 +36,16 @@ from .figures import DPI, finish, save
 # Public names: this module's plots and, re-exported, the board drawings of
 # runner.board_plots and the saving of runner.figures.
 __all__ = [
-    "ANNOTATE_MAX", "DPI", "heatmap", "knight_tour", "label", "metric_vs_size", "queens",
-    "save", "size_axis", "time_vs_nodes",
+    "ANNOTATE_MAX", "DPI", "HEATMAP_MAX_SIDE", "heatmap", "heatmap_block", "knight_tour",
+    "label",
+    "metric_vs_size", "queens", "save", "size_axis", "time_vs_nodes",
 ]
 
 #: Boards up to this many rows and columns get their values written in the cells.
 ANNOTATE_MAX = 12
+#: Heatmaps of boards with more rows or columns than this show k x k blocks of
+#: start squares, each the block's largest value (a bound if any cell is one).
+HEATMAP_MAX_SIDE = 100
 _LABELS = {
     "nodes": "nodes (placements)", "backtracks": "backtracks", "dead_ends": "dead ends",
     "checks": "checks (squares tested)", "solutions": "solutions", "max_depth": "max depth",
@@ -122,14 +126,16 @@ def heatmap(df: pd.DataFrame, metric: str = "backtracks", *, title: str | None =
         The Figure: one image of rows x cols cells (row 0 at the top), a
         colour bar (symmetric log scale, so 0 is shown; log scale when all
         values are positive), cells of censored trials hatched and written
-        ``≥N``, failed trials grey and written ``err``.
+        ``≥N``, failed trials grey and written ``err``. A board with more
+        than :data:`HEATMAP_MAX_SIDE` rows or columns is downsampled: each
+        cell is a k x k block of start squares showing the block's largest
+        value (hatched if any of its trials is censored), and the title says so.
 
     Raises:
         ValueError: as :func:`runner.analysis.start_grid`.
     """
     grid = analysis.start_grid(df, metric, **filters)
     values = _scale(metric, grid.to_numpy(dtype="float64"))
-    rows, cols = values.shape
     marks = np.full(values.shape, "", dtype=object)
     errors = np.zeros(values.shape, dtype=bool)
     if "status" in df.columns:
@@ -141,6 +147,13 @@ def heatmap(df: pd.DataFrame, metric: str = "backtracks", *, title: str | None =
         for b in (">=", "<="):
             marks[bounds == b] = b
         marks[bounds == "unknown"] = "?"
+    raw = grid.to_numpy(dtype="float64")
+    block = heatmap_block(*values.shape)
+    if block > 1:
+        raw = _blocks(raw, marks, errors, block)[0]
+        values, marks, errors = _blocks(values, marks, errors, block)
+        annotate = False
+    rows, cols = values.shape
     finite = values[np.isfinite(values)]
     lo = float(finite.min()) if finite.size else 0.0
     hi = float(finite.max()) if finite.size else 1.0
@@ -181,7 +194,6 @@ def heatmap(df: pd.DataFrame, metric: str = "backtracks", *, title: str | None =
         spine.set_visible(False)
     annotate = max(rows, cols) <= ANNOTATE_MAX if annotate is None else annotate
     fontsize = 8 if max(rows, cols) <= 8 else 7 if max(rows, cols) <= 10 else 6
-    raw = grid.to_numpy(dtype="float64")
     for r in range(rows):
         for c in range(cols):
             if marks[r, c]:
@@ -209,11 +221,16 @@ def heatmap(df: pd.DataFrame, metric: str = "backtracks", *, title: str | None =
     scale = "log scale" if isinstance(norm, LogNorm) else "symmetric log scale"
     bar.set_label(f"{label(metric)} ({scale})", fontsize=9)
     bar.ax.tick_params(labelsize=8)
+    if block > 1:  # the axes count blocks: label them in squares
+        ax.xaxis.set_major_formatter(lambda x, _: f"{int(x) * block:,}")
+        ax.yaxis.set_major_formatter(lambda y, _: f"{int(y) * block:,}")
     if title is None:
-        board = f"{rows} x {cols}"
+        board = f"{grid.shape[0]} x {grid.shape[1]}"
         shown = {k: v for k, v in filters.items() if k not in ("rows", "cols")}
         title = f"{label(metric)} by start square, {board}" + (
-            f"\n{_describe(shown)}" if shown else "")
+            f"\n{_describe(shown)}" if shown else "") + (
+            f"\ndownsampled: each cell is the largest of {block} x {block} start squares"
+            if block > 1 else "")
     ax.set_title(title, fontsize=11, pad=8)
     handles = []
     if (marks != "").any():
@@ -226,6 +243,34 @@ def heatmap(df: pd.DataFrame, metric: str = "backtracks", *, title: str | None =
         fig.legend(handles=handles, loc="outside lower center", fontsize=8, frameon=False,
                    ncols=len(handles))
     return finish(fig, path)
+
+
+def heatmap_block(rows: int, cols: int) -> int:
+    """The side of the blocks of start squares :func:`heatmap` shows as one cell (1: none)."""
+    return max(1, math.ceil(max(rows, cols) / HEATMAP_MAX_SIDE))
+
+
+def _blocks(values: np.ndarray, marks: np.ndarray, errors: np.ndarray,
+            k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """k x k blocks of a start grid: the largest value, a bound mark if any, errors only."""
+    rows, cols = values.shape
+    br, bc = math.ceil(rows / k), math.ceil(cols / k)
+
+    def tiles(a: np.ndarray, fill: Any) -> np.ndarray:
+        padded = np.full((br * k, bc * k), fill, dtype=a.dtype)
+        padded[:rows, :cols] = a
+        return padded.reshape(br, k, bc, k).swapaxes(1, 2).reshape(br, bc, k * k)
+
+    v = tiles(values, np.nan)
+    finite = np.isfinite(v)
+    top = np.where(finite, v, -np.inf).max(axis=2)
+    top[~finite.any(axis=2)] = np.nan
+    m = tiles(marks, "")
+    out_marks = np.full((br, bc), "", dtype=object)
+    for b in ("?", "<=", ">="):  # a lower bound anywhere makes the maximum one
+        out_marks[(m == b).any(axis=2)] = b
+    out_errors = tiles(errors, False).any(axis=2) & ~finite.any(axis=2)
+    return top, out_marks, out_errors
 
 
 # --------------------------------------------------------------------------- scaling

@@ -11,13 +11,19 @@ import functools
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ... import plots
+from ...board_plots import TOUR_ENDS, TOUR_FULL_MAX_SIDE, TOUR_FULL_MAX_SQUARES, tour_downsampled
 from ...censoring import CENSORED
 from ...html import MAX_PLOTS_PER_KIND, figure, figures
 from ...tables import fmt_int, one_per_trial, status_and_work, varying
 from . import PROBLEM
 
+#: Start grids are printed cell by cell up to this many columns ...
+GRID_MAX_COLS = 16
+#: ... and this many squares; larger boards get a few summary lines instead.
+GRID_MAX_SQUARES = 256
 
 def headline(df: pd.DataFrame, console: Console) -> None:
     """Print the knight's-tour headline: a table per group, then a start-square grid each."""
@@ -39,12 +45,22 @@ def headline(df: pd.DataFrame, console: Console) -> None:
                                       title=f"backtracks by start square ({label})"))
 
 
-def start_grid_text(df: pd.DataFrame, metric: str, title: str = "") -> Table:
-    """A rows x cols table of ``metric`` by start square.
+def grid_fits(rows: int, cols: int) -> bool:
+    """Whether a rows x cols start grid is printed cell by cell (else summarised)."""
+    return cols <= GRID_MAX_COLS and rows * cols <= GRID_MAX_SQUARES
 
-    Censored cells are shown as ``>=N``, errors as ``err``.
+
+def start_grid_text(df: pd.DataFrame, metric: str, title: str = "") -> Table | Text:
+    """A rows x cols table of ``metric`` by start square, or a summary of a big board.
+
+    Censored cells are shown as ``>=N``, errors as ``err``. A board wider than
+    :data:`GRID_MAX_COLS` columns or larger than :data:`GRID_MAX_SQUARES`
+    squares gets :func:`start_grid_summary` instead (a million-square grid
+    is not readable and prints megabytes).
     """
     rows, cols = int(df["rows"].iloc[0]), int(df["cols"].iloc[0])
+    if not grid_fits(rows, cols):
+        return start_grid_summary(df, metric, title)
     cells = [["" for _ in range(cols)] for _ in range(rows)]
     for rec in df.itertuples(index=False):
         r, c = int(rec.start_row), int(rec.start_col)
@@ -61,6 +77,52 @@ def start_grid_text(df: pd.DataFrame, metric: str, title: str = "") -> Table:
     return grid
 
 
+def start_grid_summary(df: pd.DataFrame, metric: str, title: str = "") -> Text:
+    """A few lines about ``metric`` by start square, for boards too big to print as a grid.
+
+    The starts run out of the board's squares, min / median / max of the
+    metric (``>=`` when a censored trial makes it a lower bound), the worst
+    start square and the number of errors.
+    """
+    rows, cols = int(df["rows"].iloc[0]), int(df["cols"].iloc[0])
+    status = df["status"].astype("object")
+    ok = df[status != "error"]
+    starts = df[["start_row", "start_col"]].drop_duplicates().shape[0]
+    lines = [title] if title else []
+    lines.append(f"  {rows:,} x {cols:,} board: grid not printed (over {GRID_MAX_COLS} columns "
+                 f"or {GRID_MAX_SQUARES} squares); {starts:,} of {rows * cols:,} start squares run")
+    if len(ok):
+        values = ok[metric].astype("float64")
+        censored = ok["status"].astype("object").isin(CENSORED)
+        lo, hi = values.min(), values.max()
+        median = values.median()
+        # a censored value is a lower bound: it bounds the max, and the min or
+        # median when it is at or below them (it could still move them up)
+        lo_bound = bool(censored[values == lo].any())
+        med_bound = bool(censored[values <= median].any())
+        hi_bound = bool(censored.any())
+        worst = ok.loc[values.idxmax()]
+        lines.append(f"  {metric}: min {fmt_int(lo, lo_bound)}, median "
+                     f"{fmt_int(median, med_bound)}, max {fmt_int(hi, hi_bound)}; worst start "
+                     f"({int(worst['start_row'])}, {int(worst['start_col'])}): "
+                     f"{fmt_int(worst[metric], worst['status'] in CENSORED)}")
+    errors = int((status == "error").sum())
+    if errors:
+        lines.append(f"  {errors:,} start(s) failed (err)")
+    return Text("\n".join(lines))
+
+
+def _tour_note(rows: int, cols: int) -> str:
+    """The caption's note on a tour drawn downsampled (big boards), or nothing."""
+    if not tour_downsampled(rows, cols):
+        return ""
+    return (f" Downsampled: the {rows:,} x {cols:,} board has more than "
+            f"{TOUR_FULL_MAX_SQUARES:,} squares or {TOUR_FULL_MAX_SIDE} rows or columns, so "
+            "the squares are shown in blocks coloured by the mean move number at which the "
+            f"tour visits them, and only the first and last {TOUR_ENDS} moves are drawn as "
+            "a path.")
+
+
 def report(df: pd.DataFrame) -> str:
     """The report's plots: backtracks by start square, work and time, example tours (HTML)."""
     parts = ["<h2>Plots</h2>"]
@@ -75,6 +137,10 @@ def report(df: pd.DataFrame) -> str:
             continue
         ok = board[board["status"].astype("object") != "error"]["backtracks"]
         vmax = float(ok.max()) if len(ok) else None
+        block = plots.heatmap_block(int(rows), int(cols))
+        shrunk = (f" Downsampled: the board has more than {plots.HEATMAP_MAX_SIDE} rows or "
+                  f"columns, so each cell is the largest of a {block} x {block} block of start "
+                  "squares (hatched if any of them is a lower bound)." if block > 1 else "")
         groups = board.groupby(labels, observed=True, sort=True) if labels else [((), board)]
         for key, _ in groups:
             if len(heatmaps) >= MAX_PLOTS_PER_KIND:
@@ -86,7 +152,7 @@ def report(df: pd.DataFrame) -> str:
                 f"Backtracks by start square on {rows} x {cols}, "
                 + (", ".join(f"{k} = {v}" for k, v in zip(labels, key)) or "all trials")
                 + ". Log colour scale shared by this board's heatmaps; hatched cells stopped at "
-                "a budget (lower bounds).", "png", "heatmap"))
+                "a budget (lower bounds)." + shrunk, "png", "heatmap"))
     if heatmaps:
         parts.append("<h3>Backtracks by start square</h3>")
         parts.append(figures(heatmaps))
@@ -110,6 +176,8 @@ def report(df: pd.DataFrame) -> str:
     for key, sub in tour_groups:
         if len(tours) >= MAX_PLOTS_PER_KIND:
             break
+        if sub.empty:  # no solved trial kept its tour (e.g. solutions not stored)
+            continue
         sub = sub.sort_values(["rows", "cols", "start_row", "start_col"])
         row = sub.iloc[0]
         key = key if isinstance(key, tuple) else (key,)
@@ -117,7 +185,9 @@ def report(df: pd.DataFrame) -> str:
                             "Example tour" + (" for " + ", ".join(
                                 f"{k} = {v}" for k, v in zip(labels, key)) if labels else "")
                             + f": the first solved start square, ({int(row['start_row'])}, "
-                            f"{int(row['start_col'])}).", "svg", "board"))
+                            f"{int(row['start_col'])})." + _tour_note(int(row["rows"]),
+                                                                     int(row["cols"])),
+                            "svg", "board"))
     if tours:
         parts.append("<h3>Example tours</h3>")
         parts.append(figures(tours))
