@@ -132,6 +132,7 @@ seed: 2026
 """
 
 
+@pytest.mark.slow
 def test_real_300x300_run_prints_a_summary_and_reports_in_bounded_memory(tmp_path):
     cfg = tmp_path / "big.yaml"
     cfg.write_text(BIG_CONFIG)
