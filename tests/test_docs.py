@@ -600,6 +600,8 @@ def test_readme_synopsis():
         argv: list[str] = []
         for w in words[1:]:
             w = w.strip("[]")
+            if w in ("...", ""):
+                continue
             if w == "ray|serial":
                 w = "serial"
             argv.append(fill.get(w, w))
