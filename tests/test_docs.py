@@ -127,7 +127,7 @@ BLOCKS: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
     ("README.md", ".venv/bin/btlab run configs/queens_algorithms.yaml"): (
         FAST, "a copy with a small budget (fast); as written (slow: brute force and Amb up to "
         "n = 12, minutes)", ("test_queens_algorithms_fast", "test_queens_algorithms_slow")),
-    ("README.md", "btlab run CONFIG [--out DIR]"): (
+    ("README.md", "btlab run CONFIG [KEY=VALUE ...]"): (
         VALIDATED, "a synopsis, not a command: every option parsed by the CLI's parser",
         ("test_readme_synopsis",)),
     ("README.md", "fixed: {board: [8, 8], strategy: iterative, engine: compiled"): (
@@ -139,6 +139,9 @@ BLOCKS: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
     ("README.md", "btlab: sweep.yaml:5:21: error at matrix.heuristic[1]"): (
         FAST, "the error message: reproduced with the config the text describes",
         ("test_readme_error_message",)),
+    ("README.md", "pure Python recursive, n=10, count"): (
+        OUTPUT, "output of `python -m bench --only kernels`, measured once on a loaded machine "
+        "(timings; the text says to compare the ratios only); not rerun", ()),
     ("README.md", "trial                      run                 seconds"): (
         OUTPUT, "output of `python -m bench.split`, measured once on a quiet machine (timings); "
         "not rerun", ()),
@@ -150,9 +153,8 @@ BLOCKS: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
         FAST, "section 1 blocks run on the quick start's rows (fast: small budget, 192 rows "
         "asserted; slow: full budget, outputs compared)",
         ("test_analysis_fast", "test_analysis_slow")),
-    ("docs/analysis.md", "(192, 38)"): (
-        OUTPUT, "compared (slow), the column count excepted: see KNOWN_DRIFT",
-        ("test_analysis_slow",)),
+    ("docs/analysis.md", "(192, 45)"): (
+        OUTPUT, "compared (slow)", ("test_analysis_slow",)),
     ("docs/analysis.md", 'cmp = analysis.compare(df, baseline={"heuristic": "none"},'): (
         FAST, "section 1", ("test_analysis_fast", "test_analysis_slow")),
     ("docs/analysis.md", "backtracks: treatment heuristic=warnsdorff against baseline "
@@ -168,6 +170,13 @@ BLOCKS: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
     ("docs/analysis.md", "backtracks: treatment heuristic=warnsdorff against baseline "
                          "heuristic=static_degree"): (
         OUTPUT, "compared (slow)", ("test_analysis_slow",)),
+    ("docs/analysis.md", "btlab run configs/queens_amb_vs_recursion.yaml --backend serial"): (
+        VALIDATED, "minutes of Amb at n = 11: the command parsed and its config loaded; the "
+        "block below runs on a smaller sweep of the same shape",
+        ("test_analysis_queens_amb_command",)),
+    ("docs/analysis.md", "n baseline treatment ratio"): (
+        OUTPUT, "CPU times, measured once on a shared machine (the text says how); not rerun",
+        ()),
     ("docs/analysis.md", 'q = analysis.load("results/queens-amb-vs-recursion")'): (
         FAST, "no config in configs/ writes results/queens-amb-vs-recursion: the test writes the "
         "sweep the text describes (n = 4..6, 2 repeats fast; n = 4..10, 5 repeats slow: n = 11 "
@@ -230,9 +239,6 @@ BLOCKS: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
 
 #: Lines of documented output that the slow comparison skips, and why.
 KNOWN_DRIFT = {
-    ("docs/analysis.md", "(192, 38)"):
-        "the column count of the rows changed since (issue 13: 44 now); the 192 rows are "
-        "asserted, the column count is left to the docs-drift fix",
     ("docs/cluster.md", "columns (problem, rows, cols"):
         "`btlab compare` now compares 27 columns (amb_replayed and plugins added); the doc "
         "lists 25. Checked: the documented columns are among those printed, the rest of the "
@@ -589,8 +595,17 @@ def test_readme_config_blocks():
     parse_config(yaml.safe_dump(data), frag.where)
 
 
+def test_analysis_queens_amb_command():
+    b = block("docs/analysis.md", "btlab run configs/queens_amb_vs_recursion.yaml --backend serial")
+    words = b.text.split()
+    assert words[:2] == ["btlab", "run"]
+    args = _parser().parse_args(words[1:])
+    assert args.backend == "serial"
+    assert load_config(ROOT / args.config).name == "queens-amb-vs-recursion"
+
+
 def test_readme_synopsis():
-    b = block("README.md", "btlab run CONFIG [--out DIR]")
+    b = block("README.md", "btlab run CONFIG [KEY=VALUE ...]")
     text = re.sub(r"\n\s+\[", " [", b.text)          # continuation lines
     fill = {"CONFIG": "configs/warnsdorff_64_starts.yaml", "DIR": "out",
             "RESULTS_DIR": "results/x", "HOST:PORT": "127.0.0.1:6379", "N": "2"}
@@ -605,6 +620,11 @@ def test_readme_synopsis():
             if w == "ray|serial":
                 w = "serial"
             argv.append(fill.get(w, w))
+        if argv == ["--version"]:  # prints the version and exits 0
+            with pytest.raises(SystemExit) as done:
+                parse_btlab(argv)
+            assert done.value.code == 0
+            continue
         parse_btlab(argv)
 
 
