@@ -47,7 +47,7 @@ from .errors import BackendError
 AUTH_MODE = "RAY_AUTH_MODE"
 AUTH_TOKEN = "RAY_AUTH_TOKEN"
 AUTH_TOKEN_PATH = "RAY_AUTH_TOKEN_PATH"
-DOC = "docs/cluster.md, 'Token authentication'"
+DOC = 'docs/cluster.md, "Token authentication"'
 
 Undo = Callable[[], None]
 
@@ -113,7 +113,7 @@ def check_cluster_auth(address: str) -> Undo | None:
     if refused is None:
         return undo
     undo()
-    raise BackendError(auth_message(address, refused, tried=True))
+    raise BackendError(auth_message(address, refused))
 
 
 def is_auth_error(exc: BaseException) -> bool:
@@ -134,26 +134,27 @@ def token_source() -> str | None:
     return str(default) if default.is_file() else None
 
 
-def auth_message(where: str, detail: str, tried: bool = False) -> str:
-    """The one message for a driver that a cluster's head refused (or that has no token)."""
+def auth_message(where: str, detail: str) -> str:
+    """The one message for a driver that a cluster's head refused, or that has no token."""
     mode = (os.environ.get(AUTH_MODE) or "").lower()
     source = token_source()
-    if mode == "token" and source is None:
-        what = "token authentication is on (RAY_AUTH_MODE=token) but this machine has no token"
-    elif mode == "token" or tried:
-        what = (f"the Ray cluster at {where} refused the token this driver sent "
-                f"(from {source}): it is not the token of that cluster")
+    copy = "copy the head's ~/.ray/auth_token to ~/.ray/auth_token here (or set RAY_AUTH_TOKEN)"
+    if mode == "disabled":
+        what = (f"the Ray cluster at {where} requires an authentication token, and "
+                "RAY_AUTH_MODE=disabled here sends none")
+        fix = f"unset RAY_AUTH_MODE (btlab then sends this machine's token) and {copy}"
+    elif source is None:
+        what = (f"the Ray cluster at {where} requires an authentication token, and this machine "
+                "has none\n  (its head runs with token authentication: `ray start --head` turns "
+                "it on when it finds ~/.ray/auth_token, which Ray's own ray.init() writes)")
+        fix = (f"{copy}; or run the cluster without tokens: `RAY_AUTH_MODE=disabled ray start "
+               "...` on every node")
     else:
-        what = (f"the Ray cluster at {where} wants an authentication token and this driver "
-                "sent none (its head runs with token authentication: `ray start --head` "
-                "turns it on when it finds ~/.ray/auth_token, which `ray.init()` writes)")
-    first = detail.strip().splitlines()[0] if detail.strip() else ""
-    return (f"{what}\n"
-            f"  ray: {first[:200]}\n"
-            "  fix: give this machine the head's token (copy the head's ~/.ray/auth_token to "
-            "~/.ray/auth_token here, or set RAY_AUTH_TOKEN) and run with RAY_AUTH_MODE=token, "
-            "as every `ray start --address` of that cluster needs too; or restart the cluster "
-            f"with RAY_AUTH_MODE=disabled on every node (see {DOC})")
+        what = (f"the Ray cluster at {where} refused this machine's authentication token "
+                f"(from {source}): it is not that cluster's token")
+        fix = copy
+    first = detail.strip().splitlines()[0].split(". ")[0] if detail.strip() else ""
+    return f"{what}\n  ray: {first[:160]}\n  fix: {fix}; see {DOC}"
 
 
 def _probe(address: str) -> str | None:
@@ -191,8 +192,11 @@ def _set_env(changes: dict[str, str]) -> Undo:
 def _reload() -> None:
     """Make Ray re-read ``RAY_AUTH_MODE`` and the token (it caches both once read)."""
     raylet = importlib.import_module("ray._raylet")  # untyped: the compiled core
-    raylet.Config.initialize("")  # as Ray's own _enable_token_auth does
-    raylet.AuthenticationTokenLoader.instance().reset_cache()
+    if hasattr(raylet, "Config"):
+        raylet.Config.initialize("")  # as Ray's own _enable_token_auth does
+    loader = getattr(raylet, "AuthenticationTokenLoader", None)
+    if loader is not None and hasattr(loader.instance(), "reset_cache"):
+        loader.instance().reset_cache()
 
 
 class _quiet_stderr:

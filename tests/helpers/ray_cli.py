@@ -14,6 +14,7 @@ nodes bind to 127.0.0.1.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -174,4 +175,6 @@ def ray_cli_cluster() -> Iterator[Cluster]:
         yield cluster
     finally:
         cluster.stop()
-        assert not _pids_naming(str(cluster.temp_dir)), "processes of the cluster outlived it"
+    left = _pids_naming(str(cluster.temp_dir))
+    assert not left, f"processes of the cluster outlived it: {left}"
+    shutil.rmtree(scratch, ignore_errors=True)  # kept, with the nodes' logs, when a test failed
