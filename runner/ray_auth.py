@@ -145,8 +145,8 @@ def auth_message(where: str, detail: str) -> str:
         fix = f"unset RAY_AUTH_MODE (btlab then sends this machine's token) and {copy}"
     elif source is None:
         what = (f"the Ray cluster at {where} requires an authentication token, and this machine "
-                "has none\n  (its head runs with token authentication: `ray start --head` turns "
-                "it on when it finds ~/.ray/auth_token, which Ray's own ray.init() writes)")
+                "has none\n  (its head runs with token authentication; since Ray 2.59 `ray start "
+                "--head` turns it on when it finds ~/.ray/auth_token, which ray.init() writes)")
         fix = (f"{copy}; or run the cluster without tokens: `RAY_AUTH_MODE=disabled ray start "
                "...` on every node")
     else:
