@@ -68,20 +68,6 @@ def _user(home: Path, **extra: str) -> dict[str, str]:
     return user_env(home, PYTHONPATH=str(ROOT), **extra)
 
 
-def test_embedded_run_leaves_no_token_file(tmp_path):
-    """The quick start's `btlab run` (embedded Ray) writes nothing to ~/.ray: on Ray >= 2.59
-    a bare ray.init() writes ~/.ray/auth_token, and every later `ray start --head` on the
-    account then wants tokens that `ray start --address` does not send."""
-    config = tmp_path / "tiny.yaml"
-    config.write_text(TINY)
-    env = _user(tmp_path / "home")
-    done = btlab("run", config, "--out", tmp_path / "out", "--workers", "1", "--quiet", env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert len(pd.read_parquet(tmp_path / "out")) == 4
-    assert not (tmp_path / "home" / ".ray").exists()
-    assert "Token authentication is" not in done.stderr  # Ray's warning: the mode is explicit
-
-
 @needs_token_auth
 def test_head_with_token_auth_gets_this_machines_token_or_one_clear_refusal(tmp_path):
     """A head started with `ray start --head` where ~/.ray/auth_token exists (Ray's own
@@ -122,17 +108,22 @@ def test_head_with_token_auth_gets_this_machines_token_or_one_clear_refusal(tmp_
         assert len(pd.read_parquet(tmp_path / "ok")) == 4
 
 
-@pytest.mark.slow
 def test_quick_start_then_cluster_md_on_two_nodes_matches_local_run(tmp_path):
-    """The user's sequence on one machine: an embedded `btlab run` (the quick start), then
-    docs/cluster.md's commands as typed: `ray start --head --port=P`, `ray start
-    --address=127.0.0.1:P` (a second node), `btlab run --address`; both nodes run trials
-    and `btlab compare` with the local run finds them identical."""
+    """The user's sequence on one machine, in one HOME: an embedded `btlab run` (the quick
+    start), then docs/cluster.md's commands as typed: `ray start --head --port=P`,
+    `ray start --address=127.0.0.1:P` (a second node), `btlab run --address`; both nodes run
+    trials and `btlab compare` with the local run finds them identical.
+
+    The embedded run writes nothing to ~/.ray: on Ray >= 2.59 a bare ray.init() writes
+    ~/.ray/auth_token, after which `ray start --head` wants tokens that `ray start
+    --address` does not send (the join failed with InvalidAuthToken)."""
     config = tmp_path / "sweep.yaml"
     config.write_text(SWEEP)
     env = _user(tmp_path / "home")
     local = btlab("run", config, "--out", tmp_path / "local", "--quiet", env=env)  # embedded Ray
     assert local.returncode == 0, local.stderr[-3000:]
+    assert not (tmp_path / "home" / ".ray").exists()
+    assert "Token authentication is" not in local.stderr  # Ray's warning: the mode is explicit
     with ray_cli_cluster() as cluster:
         cluster.start_node(env, head=True)
         cluster.start_node(env, head=False)
