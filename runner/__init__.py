@@ -5,7 +5,8 @@ Modules: :mod:`runner.spec` (what a problem is to the runner) and
 :mod:`runner.config` (YAML, validation; :mod:`runner.yaml_source` for positions
 and messages), :mod:`runner.sweep` (:func:`~runner.sweep.expand`: config ->
 trials), :mod:`runner.trial`, :mod:`runner.plugins` (``"module:attr"``
-plug-ins), :mod:`runner.backends` (Ray and serial), :mod:`runner.execute` (one
+plug-ins), :mod:`runner.backends` (Ray and serial; :mod:`runner.ray_auth`, Ray's
+token authentication), :mod:`runner.execute` (one
 trial), :mod:`runner.split_runner` / :mod:`runner.split_state` /
 :mod:`runner.checkpoints` (split trials), :mod:`runner.store` (crash-safe
 Parquet), :mod:`runner.summary` and :mod:`runner.tables` (headline tables),

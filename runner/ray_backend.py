@@ -1,8 +1,10 @@
 """The Ray backend: batches of trials as Ray tasks, rows streamed back as they finish.
 
 Ray is imported only here, inside :class:`RayBackend` (``import runner`` does
-not load Ray). See :class:`RayBackend` for retries, hung trials and plug-in
-modules shipped to the workers.
+not load Ray), and in :mod:`runner.ray_auth` (Ray's token authentication: the
+embedded Ray leaves no ``~/.ray/auth_token``, a cluster that wants a token gets
+one or a clear refusal). See :class:`RayBackend` for retries, hung trials and
+plug-in modules shipped to the workers.
 """
 
 from __future__ import annotations
