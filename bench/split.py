@@ -28,6 +28,7 @@ import time
 import ray
 
 from experiments.compiled import solve_knights_compiled, solve_queens_compiled, warm_up
+from runner.ray_auth import private_token_for_local_ray
 from runner.split_runner import run_split_trials
 from runner.trial import Trial
 
@@ -40,6 +41,7 @@ def timed(fn):
 
 def split_run(trial: Trial, workers: int) -> tuple[dict, float]:
     """One split trial on a fresh embedded Ray with ``workers`` CPUs: (row, seconds)."""
+    undo = private_token_for_local_ray()  # no ~/.ray/auth_token left behind (runner.ray_auth)
     ray.init(address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False,
              configure_logging=False)
     try:
@@ -49,6 +51,8 @@ def split_run(trial: Trial, workers: int) -> tuple[dict, float]:
         (row,), seconds = timed(lambda: list(run_split_trials([trial], ray, workers)))
     finally:
         ray.shutdown()
+        if undo is not None:
+            undo()
     return row, seconds
 
 

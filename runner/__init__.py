@@ -6,7 +6,8 @@ Modules: :mod:`runner.spec` (what a problem is to the runner) and
 and messages; :mod:`runner.overrides` for ``key=value`` on the command line),
 :mod:`runner.sweep` (:func:`~runner.sweep.expand`: config ->
 trials), :mod:`runner.trial`, :mod:`runner.plugins` (``"module:attr"``
-plug-ins), :mod:`runner.backends` (Ray and serial), :mod:`runner.execute` (one
+plug-ins), :mod:`runner.backends` (Ray and serial; :mod:`runner.ray_auth`, Ray's
+token authentication), :mod:`runner.execute` (one
 trial), :mod:`runner.split_runner` / :mod:`runner.split_state` /
 :mod:`runner.checkpoints` (split trials), :mod:`runner.store` (crash-safe
 Parquet writes; :mod:`runner.schema` the row layout, :mod:`runner.store_read`

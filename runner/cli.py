@@ -344,6 +344,9 @@ def _run_trials(args, console: Console, store, todo, total: int, checkpoints=Non
     dashboard_url = getattr(backend, "dashboard_url", None)
     if dashboard_url:
         console.print(f"Ray dashboard: http://{dashboard_url}")
+        token = getattr(backend, "dashboard_token", None)  # the embedded Ray's own token
+        if token:
+            console.print(f"  its login token (valid for this run): {token}")
     progress = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
                         MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
                         TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),

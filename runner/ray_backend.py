@@ -1,8 +1,10 @@
 """The Ray backend: batches of trials as Ray tasks, rows streamed back as they finish.
 
 Ray is imported only here, inside :class:`RayBackend` (``import runner`` does
-not load Ray). See :class:`RayBackend` for retries, hung trials and plug-in
-modules shipped to the workers.
+not load Ray), and in :mod:`runner.ray_auth` (Ray's token authentication: the
+embedded Ray leaves no ``~/.ray/auth_token``, a cluster that wants a token gets
+one or a clear refusal). See :class:`RayBackend` for retries, hung trials and
+plug-in modules shipped to the workers.
 """
 
 from __future__ import annotations
@@ -27,6 +29,13 @@ from .batching import (
 )
 from .errors import BackendError
 from .execute import METRIC_COLUMNS, run_trial
+from .ray_auth import (
+    AUTH_TOKEN,
+    auth_message,
+    check_cluster_auth,
+    is_auth_error,
+    private_token_for_local_ray,
+)
 from .split_runner import Checkpoints, ProgressFn, run_split_trials
 from .trial import Trial
 
@@ -127,25 +136,38 @@ class RayBackend:
         self._ray = ray
         self._owns_ray = False
         self.dashboard_url: str | None = None
+        #: the token of the embedded local Ray's dashboard (``--dashboard``), None: none
+        self.dashboard_token: str | None = None
+        self._undo_auth: Any = None
         if not ray.is_initialized():
             kwargs: dict[str, Any] = dict(include_dashboard=dashboard,
                                           logging_level=logging.WARNING, log_to_driver=True)
-            if address is None and not os.environ.get("RAY_ADDRESS"):
+            address = address or os.environ.get("RAY_ADDRESS") or None
+            if dashboard and importlib.util.find_spec("aiohttp") is None:
+                raise BackendError("--dashboard: the Ray dashboard needs the full Ray install\n"
+                                   "  fix: pip install 'ray[default]', or run without --dashboard")
+            if address is None:
                 # "local": always a new embedded instance, never a cluster that another
                 # `ray start` on this machine recorded in /tmp/ray/ray_current_cluster
                 kwargs["address"] = "local"
                 kwargs["num_cpus"] = workers or os.cpu_count() or 1
+                given = os.environ.get(AUTH_TOKEN)
+                self._undo_auth = private_token_for_local_ray()
+                if dashboard and os.environ.get(AUTH_TOKEN) != given:  # ours, not the user's
+                    self.dashboard_token = os.environ.get(AUTH_TOKEN)
             else:
+                # passed on as given, so that RAY_ADDRESS and --address behave alike
                 kwargs["address"] = address
                 kwargs["runtime_env"] = _code_runtime_env()
-                _check_reachable(address or os.environ["RAY_ADDRESS"])
-            if dashboard and importlib.util.find_spec("aiohttp") is None:
-                raise BackendError("--dashboard: the Ray dashboard needs the full Ray install\n"
-                                   "  fix: pip install 'ray[default]', or run without --dashboard")
+                _check_reachable(address)
+                self._undo_auth = check_cluster_auth(address)
             try:
                 context = ray.init(**kwargs)
             except Exception as exc:  # noqa: BLE001 - ray.init raises many kinds; all mean "no Ray"
-                where = address or os.environ.get("RAY_ADDRESS") or "an embedded local Ray"
+                self._restore_auth()
+                where = address or "an embedded local Ray"
+                if is_auth_error(exc):
+                    raise BackendError(auth_message(where, str(exc))) from None
                 raise BackendError(f"could not start or join Ray ({where}): {exc}\n"
                                    "  fix: check --address / RAY_ADDRESS, or use "
                                    "--backend serial") from None
@@ -305,6 +327,12 @@ class RayBackend:
         if self._owns_ray:
             self._ray.shutdown()
             self._owns_ray = False
+        self._restore_auth()
+
+    def _restore_auth(self) -> None:
+        if self._undo_auth is not None:
+            self._undo_auth()
+            self._undo_auth = None
 
 
 def _ray_batch(trials: Sequence[Trial], report_every: float) -> Iterator[Any]:

@@ -15,10 +15,17 @@ def ray_session():
     instead of starting its own.
     """
     ray = pytest.importorskip("ray")
+    from runner.ray_auth import private_token_for_local_ray
+
     os.environ.setdefault("RAY_ADDRESS", "")
+    # as btlab's own embedded Ray: token auth with a token in the environment, so that
+    # Ray >= 2.59 writes no ~/.ray/auth_token into the real HOME
+    undo = private_token_for_local_ray()
     # address="local": a new instance even when another Ray on this machine was
     # started with `ray start` (ray.init() alone would join that one)
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
              configure_logging=False)
     yield ray
     ray.shutdown()
+    if undo is not None:
+        undo()

@@ -1,8 +1,13 @@
-"""The same sweep on a two-node Ray cluster and locally gives identical rows."""
+"""The cluster the way Ray users start one (the ``ray`` CLI), against btlab's local runs.
+
+The cluster tests start real nodes with ``ray start`` in subprocesses
+(:mod:`tests.helpers.ray_cli`: own temp dir, own ports on 127.0.0.1, own HOME),
+and stop exactly those processes, never ``ray stop``.
+"""
 
 from __future__ import annotations
 
-import os
+import secrets
 import subprocess
 import sys
 import textwrap
@@ -12,11 +17,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from helpers.ray_cli import RAY, ray_cli_cluster, user_env
 
 from runner.cli import main
+from runner.ray_auth import ray_has_token_auth
 from runner.store import part_files
 
-HERE = Path(__file__).parent
+ROOT = Path(__file__).resolve().parent.parent
 SWEEP = textwrap.dedent("""\
     name: cluster-sweep
     problem: knights_tour
@@ -29,51 +36,142 @@ SWEEP = textwrap.dedent("""\
     budget: {nodes: 30000}
     seed: 11
 """)
+needs_token_auth = pytest.mark.skipif(not ray_has_token_auth(),
+                                      reason="this Ray has no token authentication (< 2.52)")
 
 
-@pytest.fixture
-def two_node_cluster():
-    """A real two-node Ray cluster (one CPU per node) in a subprocess; stopped after the test,
-    also when it fails."""
-    proc = subprocess.Popen([sys.executable, str(HERE / "helpers" / "two_node_cluster.py")],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        address = proc.stdout.readline().strip()
-        assert address, "the cluster did not start"
-        yield address
-    finally:
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+TINY = textwrap.dedent("""\
+    name: tiny
+    problem: knights_tour
+    fixed: {board: [5, 5], heuristic: warnsdorff}
+    matrix:
+      start: [[0, 0], [0, 1], [2, 2], [4, 4]]
+""")
+
+
+def head_turns_token_auth_on() -> bool:
+    """Whether `ray start --head` turns token authentication on by itself when it finds a
+    token (Ray >= 2.59, PR #64755)."""
+    from ray._private.authentication import authentication_token_setup
+
+    return hasattr(authentication_token_setup, "maybe_enable_token_auth_if_token_available")
 
 
 def btlab(*args, env=None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "runner", *map(str, args)], capture_output=True,
-                          text=True, env=env, timeout=600)
+                          text=True, env=env, timeout=600, cwd=ROOT)
 
 
-def test_two_node_cluster_matches_local_run(two_node_cluster, tmp_path):
+def _user(home: Path, **extra: str) -> dict[str, str]:
+    """A user's shell with ``HOME=home`` that runs this checkout's btlab as ``python -m runner``."""
+    home.mkdir(exist_ok=True)
+    return user_env(home, PYTHONPATH=str(ROOT), **extra)
+
+
+@needs_token_auth
+def test_head_with_token_auth_gets_this_machines_token_or_one_clear_refusal(tmp_path):
+    """A head started with `ray start --head` where ~/.ray/auth_token exists (Ray's own
+    ray.init() leaves one) runs with token authentication. `btlab run --address` from that
+    account sends the token (as `ray start --head` used it); from an account without it, or
+    with another token, exit 2 with one message and its fix, not ray.init's retries."""
+    config = tmp_path / "tiny.yaml"
+    config.write_text(TINY)
+    owner = _user(tmp_path / "owner")
+    (tmp_path / "owner" / ".ray").mkdir()
+    (tmp_path / "owner" / ".ray" / "auth_token").write_text(secrets.token_hex(32))
+    with ray_cli_cluster() as cluster:
+        if head_turns_token_auth_on():
+            cluster.start_node(owner, head=True)
+            assert "Token authentication is enabled" in cluster.logs[0].read_text()
+        else:  # Ray 2.52 to 2.58: token authentication only when asked for
+            cluster.start_node({**owner, "RAY_AUTH_MODE": "token"}, head=True)
+
+        stranger = btlab("run", config, "--address", cluster.address, "--out", tmp_path / "s",
+                         "--quiet", env=_user(tmp_path / "stranger"))
+        assert stranger.returncode == 2, stranger.stderr[-3000:]
+        assert "requires an authentication token, and this machine has none" in stranger.stderr
+        assert "fix: copy the head's ~/.ray/auth_token" in stranger.stderr
+        assert stranger.stderr.count("InvalidAuthToken") == 1  # Ray's reason, once
+        assert len(stranger.stderr.strip().splitlines()) == 4
+
+        wrong = btlab("run", config, "--address", cluster.address, "--out", tmp_path / "w",
+                      "--quiet", env=_user(tmp_path / "stranger", RAY_AUTH_MODE="token",
+                                           RAY_AUTH_TOKEN=secrets.token_hex(32)))
+        assert wrong.returncode == 2, wrong.stderr[-3000:]
+        assert ("refused this machine's authentication token (from $RAY_AUTH_TOKEN)"
+                in wrong.stderr)
+        assert len(wrong.stderr.strip().splitlines()) == 3
+
+        ok = btlab("run", config, "--address", cluster.address, "--out", tmp_path / "ok",
+                   "--quiet", env=owner)
+        assert ok.returncode == 0, ok.stderr[-3000:]
+        assert len(pd.read_parquet(tmp_path / "ok")) == 4
+
+
+def test_quick_start_then_cluster_md_on_two_nodes_matches_local_run(tmp_path):
+    """The user's sequence on one machine, in one HOME: an embedded `btlab run` (the quick
+    start), then docs/cluster.md's commands as typed: `ray start --head --port=P`,
+    `ray start --address=127.0.0.1:P` (a second node), `btlab run --address`; both nodes run
+    trials and `btlab compare` with the local run finds them identical.
+
+    The embedded run writes nothing to ~/.ray: on Ray >= 2.59 a bare ray.init() writes
+    ~/.ray/auth_token, after which `ray start --head` wants tokens that `ray start
+    --address` does not send (the join failed with InvalidAuthToken)."""
     config = tmp_path / "sweep.yaml"
     config.write_text(SWEEP)
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    on_cluster = btlab("run", config, "--address", two_node_cluster, "--out", tmp_path / "cluster",
-                       "--batch-size", "2", "--quiet", env=env)
-    assert on_cluster.returncode == 0, on_cluster.stderr[-3000:]
+    env = _user(tmp_path / "home")
+    local = btlab("run", config, "--out", tmp_path / "local", "--quiet", env=env)  # embedded Ray
+    assert local.returncode == 0, local.stderr[-3000:]
+    assert not (tmp_path / "home" / ".ray").exists()
+    assert "Token authentication is" not in local.stderr  # Ray's warning: the mode is explicit
+    with ray_cli_cluster() as cluster:
+        cluster.start_node(env, head=True)
+        cluster.start_node(env, head=False)
+        cluster.wait_for_nodes(env, 2)
+        on_cluster = btlab("run", config, "--address", cluster.address, "--out",
+                           tmp_path / "cluster", "--batch-size", "2", "--quiet", env=env)
+        assert on_cluster.returncode == 0, on_cluster.stderr[-3000:]
+    _assert_two_nodes_and_identical(tmp_path / "local", tmp_path / "cluster", env)
+
+
+@pytest.mark.slow
+@needs_token_auth
+def test_token_auth_cluster_as_documented(tmp_path):
+    """docs/cluster.md's "Token authentication" commands: `ray get-auth-token --generate`,
+    `RAY_AUTH_MODE=token ray start --head`, `RAY_AUTH_MODE=token ray start --address`, then a
+    plain `btlab run --address`. A plain `ray start --address` is refused (Ray's own rule:
+    a joining node sends a token only with RAY_AUTH_MODE=token)."""
+    config = tmp_path / "sweep.yaml"
+    config.write_text(SWEEP)
+    env = _user(tmp_path / "home")
+    token_env = {**env, "RAY_AUTH_MODE": "token"}
+    generated = subprocess.run([RAY, "get-auth-token", "--generate"], env=env,
+                               capture_output=True, text=True, timeout=120)
+    assert generated.returncode == 0, generated.stderr
+    assert (tmp_path / "home" / ".ray" / "auth_token").read_text() == generated.stdout
     local = btlab("run", config, "--backend", "serial", "--out", tmp_path / "local", "--quiet",
                   env=env)
     assert local.returncode == 0, local.stderr[-3000:]
+    with ray_cli_cluster() as cluster:
+        cluster.start_node(token_env, head=True)
+        plain = cluster.start_failing_node(env)
+        assert plain.returncode != 0 and "InvalidAuthToken" in plain.stdout + plain.stderr
+        cluster.start_node(token_env, head=False)
+        cluster.wait_for_nodes(token_env, 2)
+        on_cluster = btlab("run", config, "--address", cluster.address, "--out",
+                           tmp_path / "cluster", "--batch-size", "2", "--quiet", env=env)
+        assert on_cluster.returncode == 0, on_cluster.stderr[-3000:]
+    _assert_two_nodes_and_identical(tmp_path / "local", tmp_path / "cluster", env)
 
-    rows = pd.read_parquet(tmp_path / "cluster")
+
+def _assert_two_nodes_and_identical(local: Path, cluster: Path, env: dict[str, str]) -> None:
+    rows = pd.read_parquet(cluster)
     assert len(rows) == 25 * 3
     assert rows["node_id"].nunique() == 2, "trials should run on both nodes"
-
-    compared = btlab("compare", tmp_path / "local", tmp_path / "cluster", env=env)
+    compared = btlab("compare", local, cluster, env=env)
     assert compared.returncode == 0, compared.stdout
     assert "IDENTICAL" in compared.stdout and "compared 75 trials" in compared.stdout
-
-    by_node = btlab("show", tmp_path / "cluster", "--by", "node", env=env)
+    by_node = btlab("show", cluster, "--by", "node", env=env)
     assert by_node.returncode == 0
     for node_id in rows["node_id"].unique():
         assert node_id[:16] in by_node.stdout

@@ -677,6 +677,8 @@ def test_ray_dashboard_is_off_unless_asked_for_and_never_joins_a_foreign_cluster
     monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 2.0})
     monkeypatch.setattr(ray, "shutdown", lambda: None)
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    # no Ray starts here: leave the session's RAY_AUTH_* environment alone
+    monkeypatch.setattr("runner.ray_backend.private_token_for_local_ray", lambda: None)
     RayBackend(workers=2)
     assert calls[0]["include_dashboard"] is False
     import importlib.util
