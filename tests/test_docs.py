@@ -26,7 +26,7 @@ Long configs are run in the default suite from a copy with a smaller node budget
 (``small_copy``; ``btlab run CONFIG key=value`` overrides do not exist yet on this
 branch, so the copy is written to the temporary folder). Budgets there are far
 below the docs' own, so the default suite checks that the blocks run and the figures
-that do not depend on the budget (192 rows, 25 compared columns); the slow tests
+that do not depend on the budget (192 rows, 27 compared columns); the slow tests
 compare the counter outputs with the docs.
 """
 
@@ -209,6 +209,18 @@ BLOCKS: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
     ("docs/analysis.md", "repeat                0        1        2        3        4"): (
         OUTPUT, "timings, measured once: the shape is compared (slow)", ("test_analysis_slow",)),
     # ---- docs/cluster.md
+    ("docs/cluster.md", "python3.11 -m venv ~/btlab-venv && ~/btlab-venv/bin/pip install"): (
+        VALIDATED, "installs on other machines: the lines checked (a venv, pip install of the "
+        "clone, activate); the same install is run by test_quick_start_real_install (slow)",
+        ("test_cluster_install_lines",)),
+    ("docs/cluster.md", "ray start --head --port=6379 --num-cpus=1"): (
+        VALIDATED, "each command parsed (Ray's parser, the CLI's parser); the sequence itself "
+        "runs in tests/test_cluster.py on its own --temp-dir and ports, stopped by process "
+        "group: `ray stop` would end every Ray on the shared machine, so it is never run",
+        ("test_cluster_one_machine_commands",)),
+    ("docs/cluster.md", "# on the head machine: make a token"): (
+        VALIDATED, "each command parsed; tests/test_cluster.py runs the token sequence "
+        "(test_token_auth_cluster_as_documented, slow)", ("test_cluster_one_machine_commands",)),
     ("docs/cluster.md", "# on the head machine"): (
         VALIDATED, "needs several machines: each `ray start` / `ray status` parsed with Ray's "
         "own parser (HEAD_IP -> 127.0.0.1); tests/test_cluster.py runs a cluster on one machine",
@@ -230,7 +242,7 @@ BLOCKS: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
     ("docs/cluster.md", "$ btlab run configs/warnsdorff_64_starts.yaml --backend serial "
                         "--out results/local"): (
         FAST, "serial run and compare as written (small budget); the --address HEAD_IP run "
-        "parsed, then run on the local Ray; the compare output (192 trials, 25 columns, "
+        "parsed, then run on the local Ray; the compare output (192 trials, 27 columns, "
         "IDENTICAL) asserted", ("test_cluster_compare",)),
     ("docs/cluster.md", "$ btlab run configs/plain_backtracking_exact.yaml --address HEAD_IP"): (
         VALIDATED, "10^11 placements per start, hours on a cluster: parsed, config loaded",
@@ -239,10 +251,6 @@ BLOCKS: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
 
 #: Lines of documented output that the slow comparison skips, and why.
 KNOWN_DRIFT = {
-    ("docs/cluster.md", "columns (problem, rows, cols"):
-        "`btlab compare` now compares 27 columns (amb_replayed and plugins added); the doc "
-        "lists 25. Checked: the documented columns are among those printed, the rest of the "
-        "output is as documented. Left to the docs-drift fix (cluster.md is edited elsewhere)",
 }
 
 
@@ -740,6 +748,39 @@ def test_cluster_ray_start():
     worker = scripts.start.make_context("start", placeholders(cmds[1].argv[2:])).params
     assert head["head"] and not worker["head"]
     assert worker["address"] == f"127.0.0.1:{head['port']}"
+
+
+def test_cluster_install_lines():
+    cmds = commands(block("docs/cluster.md",
+                          "python3.11 -m venv ~/btlab-venv && ~/btlab-venv/bin/pip install"))
+    assert cmds[0].argv == ["python3.11", "-m", "venv", "~/btlab-venv"]
+    assert cmds[1].argv == ["~/btlab-venv/bin/pip", "install", "-q", "/path/to/btlab"]
+    assert cmds[2].argv[:2] == ["source", "~/btlab-venv/bin/activate"]
+
+
+def test_cluster_one_machine_commands():
+    from ray.scripts import scripts
+
+    for snippet in ("ray start --head --port=6379 --num-cpus=1",
+                    "# on the head machine: make a token"):
+        cmds = commands(block("docs/cluster.md", snippet))
+        ports = set()
+        for cmd in cmds:
+            if cmd.argv[0] == "btlab":
+                args = _parser().parse_args(placeholders(cmd.argv[1:]))
+                assert args.address == "127.0.0.1:6379"
+                assert load_config(ROOT / args.config).name == "warnsdorff-64-starts"
+                continue
+            assert cmd.argv[0] == "ray", cmd.argv
+            if cmd.argv[1] == "stop":  # never run here: it ends every Ray on the machine
+                continue
+            sub = getattr(scripts, cmd.argv[1].replace("-", "_"))
+            argv = [a for a in cmd.argv[2:] if a not in (">", "/dev/null")]  # a redirection
+            params = sub.make_context(cmd.argv[1], placeholders(argv)).params
+            if cmd.argv[1] == "start":
+                ports.add(params["port"] if params["head"] else
+                          int(params["address"].rpartition(":")[2]))
+        assert ports == {6379}
 
 
 def test_cluster_yaml():
