@@ -16,29 +16,17 @@ finished are on disk; run again to resume).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import itertools
 import json
 import shutil
-import signal
 import sys
-import threading
-import time
 from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
-from . import plugins
 from .errors import BtlabError
+from .run_command import cmd_run
 
 
 def _console() -> Console:
@@ -211,214 +199,6 @@ def cmd_validate(args, console: Console) -> int:
         console.print(f"  {t.trial_id}  " + "  ".join(f"{k}={v}" for k, v in t.columns.items())
                       + f"  repeat={t.repeat}")
     return 0
-
-
-def cmd_run(args, console: Console) -> int:
-    from .config import load_config
-    from .execute import METRIC_COLUMNS
-    from .progress import log_interval
-    from .split_runner import Checkpoints
-    from .store import ResultStore, is_uri, load_rows, part_files
-    from .summary import print_headline
-    from .sweep import check_trial_cap, iter_trials
-
-    # everything that can be wrong with the input is checked before anything is written
-    config = load_config(args.config, args.overrides)
-    # not a terminal (nohup, a log file): plain progress lines instead of the bar
-    log_every = None if args.quiet or console.is_terminal else log_interval()
-    if not args.yes:
-        check_trial_cap(config)
-    # Trials are streamed, never held in a list, so that the driver's memory stays
-    # flat however many trials a sweep has: this pass checks every one before
-    # anything is written, a second one (below) feeds the backend.
-    wanted: set[str] = set()
-    refs: set[str] = set()  # plug-ins the trials run, shipped to Ray workers
-    for t in iter_trials(config):
-        wanted.add(t.trial_id)
-        refs.update(t.plugins)
-    mirror = None
-    if args.out and is_uri(args.out):
-        # a filesystem URI (shared storage): parts are written whole to a local
-        # staging folder, then copied there (see ResultStore's mirror)
-        mirror = args.out
-        digest = hashlib.blake2b(mirror.encode(), digest_size=4).hexdigest()
-        folder = Path("results") / ".staging" / f"{config.name}-{digest}"
-    else:
-        folder = Path(args.out) if args.out else Path("results") / config.name
-    store = ResultStore(folder, config, fresh=args.fresh, mirror=mirror)
-    stale_tmp = store.lock()
-    try:
-        if stale_tmp:
-            console.print(f"deleted {stale_tmp} temporary file(s) a killed run left in {folder}")
-        checkpoints = Checkpoints(folder)
-        if args.fresh:
-            gone = store.clear()
-            checkpoints.prune()
-            if gone:
-                console.print(f"--fresh: deleted {gone} earlier part file(s) in {folder}")
-        done = store.existing_ids()
-        checkpoints.prune(keep=wanted - done)
-        already = len(wanted & done)
-        to_run = len(wanted) - already
-        todo = (t for t in iter_trials(config) if t.trial_id not in done)
-        if not to_run:
-            store.record_config()
-        console.print(f"btlab {config.name}: {len(wanted):,} trials, "
-                      f"{already:,} already in {mirror or folder}, {to_run:,} to run "
-                      f"({args.backend} backend, run {store.run_id})")
-        if config.overrides:
-            console.print("overrides: " + " ".join(config.overrides), markup=False)
-        for trial_id, saved, total in checkpoints.partial():
-            console.print(f"split trial {trial_id}: {saved:,} of {total:,} subtrees saved by "
-                          "an interrupted run (reused unless its split or budget changed)")
-        failed, interrupted, backend, elapsed = 0, False, None, 0.0
-        if to_run:
-            failed, interrupted, backend, elapsed = _run_trials(
-                args, console, store, todo, to_run,
-                checkpoints if config.model.split is not None else None,
-                plugins.ship_paths(sorted(refs)), log_every)
-    finally:
-        store.close()
-    if backend is not None:
-        console.print(f"{store.rows_written:,} rows written to {folder} in {elapsed:.1f} s")
-        for count, what in ((getattr(backend, "killed", 0),
-                             "trial(s) hung past the time limit and were killed (status "
-                             "time_limit, message in the error column)"),
-                            (getattr(backend, "deaths", 0),
-                             "time(s) a worker died; the trials it had not reported were run "
-                             "again"),
-                            (getattr(backend, "lost", 0),
-                             "trial(s) given up after their worker died at every retry (status "
-                             "error)")):
-            if count:
-                console.print(f"[yellow]{count} {what}[/yellow]")
-    # the headline's columns only: the tours and the provenance stay on disk
-    columns = ["trial_id", "problem", *config.problem.columns.names, "budget_nodes",
-               "budget_seconds", "seed", "repeat", *METRIC_COLUMNS, "error"]
-    where = mirror or folder
-    df = load_rows(where, columns=columns) if (mirror or part_files(folder)) else None
-    if df is not None:
-        current = df[df["trial_id"].isin(wanted)]
-        print_headline(current, console)
-        stale = len(df) - len(current)
-        if stale:
-            console.print(f"{stale:,} row(s) in {folder} are from trials no longer in the config "
-                          "(kept on disk; `btlab show --all` includes them)")
-    if interrupted:
-        console.print("interrupted: finished rows are on disk; run the same command to resume")
-        return 130
-    if failed:
-        console.print(f"[red]{failed} trial(s) ended with status error[/red] "
-                      "(the message is in the error column)")
-        return 1
-    return 0
-
-
-def _run_trials(args, console: Console, store, todo, total: int, checkpoints=None,
-                py_modules: list[str] | None = None,
-                log_every: float | None = None) -> tuple[int, bool, object, float]:
-    """Start the backend and run ``todo`` (a stream of ``total`` trials) into ``store``.
-
-    ``checkpoints`` (split sweeps): where finished subtrees are saved; a split
-    trial's row is written to disk as soon as it arrives, then its checkpoint
-    is deleted, and a second bar shows the subtrees of the running trial.
-    ``py_modules``: plug-in modules the Ray workers need.
-    ``log_every``: print a plain progress line every this many seconds instead of
-    the bar (output that is not a terminal; :mod:`runner.progress`).
-
-    Returns:
-        (trials with status error, interrupted?, the backend, seconds spent running)
-    """
-    from .backends import make_backend
-
-    t0 = time.monotonic()
-    try:
-        backend = make_backend(args.backend, address=args.address, workers=args.workers,
-                               batch_size=args.batch_size, dashboard=args.dashboard,
-                               py_modules=py_modules or ())
-    except KeyboardInterrupt:
-        console.print(f"interrupted while starting {args.backend}: no trial ran")
-        return 0, True, None, 0.0
-    console.print(f"started {args.backend} with {backend.workers} worker(s) in "
-                  f"{time.monotonic() - t0:.1f} s")
-    dashboard_url = getattr(backend, "dashboard_url", None)
-    if dashboard_url:
-        console.print(f"Ray dashboard: http://{dashboard_url}")
-        token = getattr(backend, "dashboard_token", None)  # the embedded Ray's own token
-        if token:
-            console.print(f"  its login token (valid for this run): {token}")
-    progress = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
-                        MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
-                        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                        console=console, disable=args.quiet or log_every is not None)
-    log = None
-    if log_every is not None:
-        from .progress import LogProgress
-
-        def write(line: str) -> None:
-            console.print(line, markup=False, highlight=False, soft_wrap=True)
-            console.file.flush()
-
-        log = LogProgress(total, write, log_every)
-    failed, interrupted = 0, False
-    t1 = time.monotonic()
-    previous = _on_sigterm_interrupt()
-    if log is not None:
-        log.start()
-    try:
-        with progress:
-            task = progress.add_task("trials", total=total, rate="")
-            if checkpoints is not None:
-                sub = progress.add_task("subtrees", total=None, rate="")
-
-                def on_subtrees(done: int, of: int, placements: int, seconds: float) -> None:
-                    rate = placements / max(seconds, 1e-9)
-                    progress.update(sub, completed=done, total=of,
-                                    rate=f"{rate:,.0f} placements/s")
-                    if log is not None:
-                        log.subtrees(done, of)
-
-                backend.split_checkpoints = checkpoints
-                backend.split_progress = on_subtrees
-            for i, row in enumerate(backend.run(todo, total=total), 1):
-                store.add(row)
-                if checkpoints is not None:
-                    store.flush()  # the row is on disk: its subtrees are no longer needed
-                    checkpoints.discard(row["trial_id"])
-                failed += row["status"] == "error"
-                rate = i / max(time.monotonic() - t1, 1e-9)
-                progress.update(task, advance=1, rate=f"{rate:,.1f} trials/s")
-                if log is not None:
-                    log.update(i, failed)
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        if log is not None:
-            log.stop()
-        try:
-            store.flush()
-        finally:
-            try:
-                backend.close()
-            except KeyboardInterrupt:  # a second Ctrl-C while Ray shuts down
-                interrupted = True
-            if previous is not None:
-                signal.signal(signal.SIGTERM, previous)
-    return failed, interrupted, backend, time.monotonic() - t1
-
-
-def _on_sigterm_interrupt():
-    """Make SIGTERM act like Ctrl-C (finished rows are written, exit 130).
-
-    Returns the old handler.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        return None
-
-    def handler(signum, frame):
-        raise KeyboardInterrupt
-
-    return signal.signal(signal.SIGTERM, handler)
 
 
 def cmd_show(args, console: Console) -> int:
