@@ -18,6 +18,7 @@ reading parts of a folder or URI), :mod:`runner.summary` and
 :mod:`runner.pairing` compare), :mod:`runner.plots` (matplotlib figures; with
 :mod:`runner.board_plots` tours and placements and :mod:`runner.figures`
 saving), :mod:`runner.report` and :mod:`runner.html` (the HTML report),
-:mod:`runner.cli` (the ``btlab`` command; :mod:`runner.run_command` ``btlab run``; :mod:`runner.progress` for progress lines in
-logs), :mod:`runner.provenance` (version, git commit), :mod:`runner.errors`.
+:mod:`runner.cli` (the ``btlab`` command; :mod:`runner.run_command` ``btlab run``;
+:mod:`runner.progress` for progress lines in logs), :mod:`runner.provenance`
+(version, git commit), :mod:`runner.errors`.
 """

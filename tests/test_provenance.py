@@ -150,8 +150,13 @@ def test_build_py_and_sdist_record_the_commit_and_the_installed_code_reads_it(tm
     assert list(df["git_dirty"]) == [False, False]
     version = subprocess.run([sys.executable, "-m", "runner", "--version"], cwd=tmp_path,
                              env=env, capture_output=True, text=True, timeout=60)
-    # (no distribution metadata in a bare build folder, so the version is unknown there)
-    assert version.stdout == f"btlab unknown (git {head})\n"
+    # a bare build folder has no pyproject.toml: the version is the installed distribution's
+    # (this interpreter's, if btlab is installed in it), else unknown
+    probe = ("from importlib import metadata\ntry:\n    print(metadata.version('btlab'))\n"
+             "except metadata.PackageNotFoundError:\n    print('unknown')\n")
+    installed = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env,
+                               capture_output=True, text=True, timeout=60).stdout.strip()
+    assert version.stdout == f"btlab {installed} (git {head})\n"
 
     # a tracked file changed before the build: dirty; and an sdist carries the record,
     # so a build from the unpacked sdist (no .git) keeps it
