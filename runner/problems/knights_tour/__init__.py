@@ -228,9 +228,7 @@ class KnightsSplit:
                              f"heuristic: {c['heuristic']}", "drop split for this rule")
 
     def warm_up(self, params: Mapping[str, Any]) -> None:
-        if params.get("engine") == "compiled":
-            from experiments.compiled import warm_up  # numba loads on demand
-            warm_up("knights")
+        prepare(params)  # the split's parameters carry the trial's engine
 
 
 PROBLEM = ProblemSpec(

@@ -17,7 +17,7 @@ from ... import plots
 from ...board_plots import TOUR_ENDS, TOUR_FULL_MAX_SIDE, TOUR_FULL_MAX_SQUARES, tour_downsampled
 from ...censoring import CENSORED
 from ...html import MAX_PLOTS_PER_KIND, figure, figures
-from ...tables import fmt_int, one_per_trial, status_and_work, varying
+from ...tables import fmt_int, group_columns, one_per_trial, status_and_work
 from . import PROBLEM
 
 #: Start grids are printed cell by cell up to this many columns ...
@@ -28,11 +28,7 @@ GRID_MAX_SQUARES = 256
 def headline(df: pd.DataFrame, console: Console) -> None:
     """Print the knight's-tour headline: a table per group, then a start-square grid each."""
     df = one_per_trial(df, PROBLEM)
-    groups = varying(df, [c for c in PROBLEM.columns.names
-                          if c not in (*PROBLEM.position_columns, *PROBLEM.size_columns)])
-    groups += varying(df, ["budget_nodes", "budget_seconds"])
-    if varying(df, ["rows", "cols"]):
-        groups = ["rows", "cols"] + groups
+    groups = group_columns(df, PROBLEM)
     counts, work, grouped = status_and_work(df, groups, PROBLEM.title, trials="starts",
                                             zero="0-backtrack starts")
     console.print(counts)

@@ -124,9 +124,7 @@ class QueensSplit:
                              "drop split for this strategy")
 
     def warm_up(self, params: Mapping[str, Any]) -> None:
-        if params.get("engine") == "compiled":
-            from experiments.compiled import warm_up  # numba loads on demand
-            warm_up("queens")
+        prepare(params)  # the split's parameters carry the trial's engine
 
 
 _A000170 = (1, 0, 0, 2, 10, 4, 40, 92, 352, 724)
