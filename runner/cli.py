@@ -29,10 +29,12 @@ from .errors import BtlabError
 from .run_command import cmd_run
 
 
-def _console() -> Console:
+def _console(markup: bool = True) -> Console:
+    """The console commands print to; ``markup=False`` for those that print stored values
+    (show, report, compare), so that a value such as ``[/bold]`` is printed as it is."""
     width = shutil.get_terminal_size((160, 40)).columns
     return Console(width=max(width, 100) if not sys.stdout.isatty() else None,
-                   highlight=False)
+                   highlight=False, markup=markup)
 
 
 _OVERRIDES_HELP = (
@@ -112,6 +114,9 @@ def _parser() -> argparse.ArgumentParser:
                          "(deterministic columns only); exit 0 when identical, 1 otherwise")
     cmp.add_argument("results_a")
     cmp.add_argument("results_b")
+    cmp.add_argument("--all", action="store_true",
+                     help="include rows of trials that are no longer in the config last run "
+                     "into each folder")
 
     val = sub.add_parser("validate", help="check a config (with overrides) without running it; "
                          "print its trial count", epilog=_EPILOG,
@@ -122,7 +127,11 @@ def _parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="write a self-contained HTML report of a results folder")
     rep.add_argument("results", help="a results folder, e.g. results/warnsdorff-64-starts")
     rep.add_argument("-o", "--output", default="report.html",
-                     help="the HTML file to write (default: report.html)")
+                     help="the HTML file to write (default: report.html): a new file or a "
+                     "regular file to replace, never a directory, pipe, device or symbolic "
+                     "link; - prints the report")
+    rep.add_argument("--all", action="store_true",
+                     help="include rows of trials that are no longer in the config last run")
     return p
 
 
@@ -148,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         args.overrides = [*args.overrides, *extra]
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    console = _console()
+    console = _console(markup=args.command not in ("show", "compare", "report"))
     try:
         if args.command == "run":
             return cmd_run(args, console)
@@ -197,16 +206,14 @@ def cmd_validate(args, console: Console) -> int:
                       f"(matrix size {planned:,})")
     for t in samples:
         console.print(f"  {t.trial_id}  " + "  ".join(f"{k}={v}" for k, v in t.columns.items())
-                      + f"  repeat={t.repeat}")
+                      + f"  repeat={t.repeat}", markup=False)
     return 0
 
 
 def cmd_show(args, console: Console) -> int:
-    from .config import parse_config
-    from .errors import ConfigError
+    from .selection import select_rows
     from .store import load_rows, newest_meta, part_files
     from .summary import print_headline
-    from .sweep import iter_trials
 
     folder = args.results if "://" in args.results else Path(args.results)
     partial = []
@@ -216,15 +223,18 @@ def cmd_show(args, console: Console) -> int:
         partial = Checkpoints(folder).partial()
     for trial_id, saved, total in partial:
         console.print(f"split trial {trial_id} cut short: {saved:,} of {total:,} subtrees "
-                      "saved, kept by the next run")
+                      "saved, kept by the next run", markup=False)
     if partial and not part_files(folder):
-        console.print(f"{folder}: no finished trial yet; run the same command to resume")
+        console.print(f"{folder}: no finished trial yet; run the same command to resume",
+                      markup=False)
         return 0
     df = load_rows(folder)
     meta = newest_meta(folder)
     cfg = json.loads(meta.get("btlab.config", "{}"))
+    chosen = select_rows(folder, df, all_rows=args.all or args.by == "node")
+    df = chosen.rows
     console.print(f"{folder}: {len(df):,} trials of {cfg.get('name', '?')} "
-                  f"({df['run_id'].nunique()} run(s))")
+                  f"({df['run_id'].nunique()} run(s))", markup=False)
     overrides = json.loads(meta.get("btlab.overrides", "[]"))
     if overrides:
         console.print("overrides of the config last run: " + " ".join(overrides), markup=False)
@@ -232,25 +242,8 @@ def cmd_show(args, console: Console) -> int:
         from .summary import print_by_node
         print_by_node(df, console)
         return 0
-    try:
-        latest = parse_config(json.dumps(cfg), f"{folder} (config stored in its newest part)")
-        ids = {t.trial_id for t in iter_trials(latest)}
-    except ConfigError as exc:  # a config this btlab no longer accepts: show everything
-        console.print(f"(cannot expand the stored config, so every row is shown: "
-                      f"{str(exc).splitlines()[0]})")
-        ids = None
-    if ids is not None:
-        others = ~df["trial_id"].isin(ids)
-        if others.any():
-            console.print(f"{int(others.sum()):,} of these row(s) are from trials no longer in "
-                          "the config last run" + (" (included below)" if args.all else
-                                                   "; --all includes them in the tables"))
-            if not args.all:
-                df = df[~others]
-        missing = len(ids - set(df["trial_id"]))
-        if missing:
-            console.print(f"{missing:,} trial(s) of the config last run are not in the folder "
-                          "yet: run it again to resume")
+    for note in chosen.notes:
+        console.print(note, markup=False)
     print_headline(df, console)
     return 1 if (df["status"] == "error").any() else 0
 
@@ -258,17 +251,42 @@ def cmd_show(args, console: Console) -> int:
 def cmd_compare(args, console: Console) -> int:
     from .compare import compare_folders, describe
 
-    result = compare_folders(args.results_a, args.results_b)
+    result = compare_folders(args.results_a, args.results_b, all_rows=args.all)
     console.print(describe(result, args.results_a, args.results_b), markup=False)
     return 0 if result.identical else 1
 
 
 def cmd_report(args, console: Console) -> int:
-    from .report import write_report
+    from .report import render_report, write_report
 
-    out = write_report(args.results, args.output)
+    if args.output == "-":
+        return _print_report(render_report(args.results, all_rows=args.all))
+    out = write_report(args.results, args.output, all_rows=args.all)
     console.print(f"wrote {out} ({out.stat().st_size / 1024:,.0f} KiB): one self-contained HTML "
-                  "file, open it in any browser")
+                  "file, open it in any browser", markup=False)
+    return 0
+
+
+def _print_report(text: str) -> int:
+    """``report -o -``: the HTML on standard output (a closed pipe ends it quietly).
+
+    Raises:
+        WriteError: standard output is a full disk or failed (exit 3).
+    """
+    import errno
+    import os
+
+    from .errors import WriteError
+
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as exc:
+        if exc.errno == errno.EPIPE:  # `btlab report ... -o - | head`: the reader is gone
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
+        raise WriteError(f"standard output: could not write the report: {exc.strerror}\n"
+                         "  fix: free space on that disk, or give -o a file") from None
     return 0
 
 

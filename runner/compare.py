@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .selection import select_rows
 from .store import load_rows
 
 #: Columns never compared: timings and provenance.
@@ -35,6 +36,8 @@ class Comparison:
         differences: one row per (trial_id, column) that differs, with the two values.
         compared: trials present on both sides.
         columns: the deterministic columns compared.
+        notes: per side, what the row selection left out or found missing
+            (:func:`runner.selection.select_rows`), as ``(folder, sentence)``.
     """
 
     only_a: list[str] = field(default_factory=list)
@@ -42,6 +45,7 @@ class Comparison:
     differences: pd.DataFrame = field(default_factory=pd.DataFrame)
     compared: int = 0
     columns: list[str] = field(default_factory=list)
+    notes: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def identical(self) -> bool:
@@ -75,19 +79,27 @@ def compare_frames(a: pd.DataFrame, b: pd.DataFrame) -> Comparison:
                       compared=len(merged), columns=columns)
 
 
-def compare_folders(a: str | Path, b: str | Path) -> Comparison:
+def compare_folders(a: str | Path, b: str | Path, all_rows: bool = False) -> Comparison:
     """Load two results folders and compare them (see :func:`compare_frames`).
+
+    Each side counts the trials of the config last run into it, as ``btlab
+    show`` does (:func:`runner.selection.select_rows`); ``all_rows`` counts every
+    row. What a side left out is in :attr:`Comparison.notes`.
 
     Raises:
         runner.errors.ResultsError: a folder holds no results.
     """
-    return compare_frames(load_rows(a), load_rows(b))
+    chosen = [(folder, select_rows(folder, load_rows(folder), all_rows)) for folder in (a, b)]
+    out = compare_frames(chosen[0][1].rows, chosen[1][1].rows)
+    out.notes = [(str(folder), note) for folder, sel in chosen for note in sel.notes]
+    return out
 
 
 def describe(cmp: Comparison, a: str, b: str, limit: int = 20) -> str:
     """A human-readable report of a comparison."""
     lines = [f"compared {cmp.compared:,} trials present in both {a} and {b} on "
              f"{len(cmp.columns)} deterministic columns ({', '.join(cmp.columns)})"]
+    lines += [f"{folder}: {note}" for folder, note in cmp.notes]
     for side, ids in ((a, cmp.only_a), (b, cmp.only_b)):
         if ids:
             shown = ", ".join(ids[:limit]) + (" ..." if len(ids) > limit else "")

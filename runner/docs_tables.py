@@ -22,6 +22,8 @@ from pathlib import Path
 
 from experiments.registry import Registry, Strategy
 
+from .errors import BtlabError
+from .outfile import atomic_write_text
 from .problems import PROBLEMS as BUILTIN
 
 START = "<!-- strategies:start -->"
@@ -98,7 +100,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     tables = render()
     if args == ["--write"]:
-        README.write_text(replace_between_markers(README.read_text(), tables))
+        try:
+            atomic_write_text(README, replace_between_markers(README.read_text(), tables),
+                              "the strategy tables")
+        except BtlabError as exc:
+            print(f"docs_tables: {exc}", file=sys.stderr)
+            return exc.exit_code
         print(f"wrote the strategy tables into {README}")
         return 0
     if args:

@@ -7,6 +7,9 @@
 * :class:`ResultsError` -- an output folder that cannot be used.
 * :class:`BackendError` -- Ray could not be started or joined.
 * :class:`TrialError` -- one trial failed; carries the trial id.
+* :class:`OutputPathError` -- an output file path btlab will not write to (exit 2).
+* :class:`WriteError` -- an output file could not be written: disk full, I/O error
+  (exit 3; nothing left behind).
 """
 
 from __future__ import annotations
@@ -92,3 +95,19 @@ class TrialError(BtlabError):
     def __init__(self, trial_id: str, message: str):
         super().__init__(f"trial {trial_id}: {message}")
         self.trial_id = trial_id
+
+
+class OutputPathError(BtlabError):
+    """An output file path that btlab will not write: a directory, a FIFO, a device, a
+    socket, a symbolic link, or a place that cannot be created or is not writable
+    (exit status 2: nothing was written)."""
+
+
+class WriteError(BtlabError):
+    """An output file that could not be written: disk full, quota, an I/O error.
+
+    ``exit_code`` 3. Nothing is left behind: the temporary is removed and the
+    file that was there before, if any, is unchanged.
+    """
+
+    exit_code = 3

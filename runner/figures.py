@@ -10,10 +10,13 @@ global state). :data:`DPI` and :func:`save` are also importable from
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Sequence
 
 from matplotlib.figure import Figure
+
+from .outfile import atomic_write_bytes, check_target
 
 #: Resolution of saved PNGs (dots per inch).
 DPI = 120
@@ -22,18 +25,29 @@ DPI = 120
 def save(fig: Figure, path: str | Path | Sequence[str | Path]) -> list[Path]:
     """Save ``fig`` to each path (``.png`` at :data:`DPI`, or ``.svg``); returns the paths.
 
+    Each file is written whole or not at all, and only as a regular file
+    (:func:`runner.outfile.atomic_write_bytes`): a directory, FIFO, device,
+    socket or symbolic link at a path is refused.
+
     Raises:
         ValueError: a path ends in something other than ``.png`` or ``.svg``.
+        runner.errors.OutputPathError: a path is not a regular file or cannot be
+            created (nothing written to it).
+        runner.errors.WriteError: the disk is full or an I/O error (nothing left behind).
     """
     paths = [Path(path)] if isinstance(path, (str, Path)) else [Path(p) for p in path]
     for p in paths:
         if p.suffix.lower() not in (".png", ".svg"):
             raise ValueError(f"{p}: plots are saved as .png or .svg, not {p.suffix or '(none)'}")
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(p, dpi=DPI, format=p.suffix[1:].lower(), bbox_inches="tight",
-                    metadata={"Software": None} if p.suffix.lower() == ".png" else None)
+    for p in paths:
+        check_target(p, "the figure")
+    for p in paths:
+        buf = io.BytesIO()
+        fmt = p.suffix[1:].lower()
+        fig.savefig(buf, dpi=DPI, format=fmt, bbox_inches="tight",
+                    metadata={"Software": None} if fmt == "png" else None)
+        atomic_write_bytes(p, buf.getvalue(), "the figure")
     return paths
-
 
 
 def finish(fig: Figure, path: str | Path | Sequence[str | Path] | None) -> Figure:

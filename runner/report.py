@@ -38,7 +38,9 @@ from . import analysis, plots, plugins
 from .html import escape as _e
 from .html import figure, figures, skipped
 from .html import table as _table
+from .outfile import atomic_write_text, check_target
 from .problems import get_problem
+from .selection import select_rows
 from .spec import ProblemSpec
 from .store import btlab_version, config_of, newest_meta, part_files, read_meta
 from .summary import print_headline
@@ -74,29 +76,43 @@ dl.kv dt { font-weight: 600; } dl.kv dd { margin: 0; }
 """
 
 
-def write_report(results: str | Path, out: str | Path = "report.html") -> Path:
+def write_report(results: str | Path, out: str | Path = "report.html",
+                 all_rows: bool = False) -> Path:
     """Write the HTML report of a results folder to ``out``; returns ``out`` as a Path.
+
+    ``out`` must be a new file or a regular file to replace; it is checked
+    before the report is made and written whole or not at all
+    (:func:`runner.outfile.atomic_write_text`). ``all_rows``: include rows of
+    trials no longer in the config last run (``btlab report --all``).
 
     Raises:
         ResultsError: ``results`` holds no btlab results.
+        OutputPathError: ``out`` is a directory, FIFO, device, socket or symbolic
+            link, or cannot be created (exit 2).
+        WriteError: the disk is full or an I/O error while writing (exit 3).
     """
-    out = Path(out)
-    text = render_report(results)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(out)
-    return out
+    check_target(out, "the report", STDOUT_HINT)
+    text = render_report(results, all_rows=all_rows)
+    return atomic_write_text(out, text, "the report", STDOUT_HINT)
 
 
-def render_report(results: str | Path) -> str:
+#: The fix a report path that is a device or a pipe is given.
+STDOUT_HINT = "to print the report instead, give -o -"
+
+
+def render_report(results: str | Path, all_rows: bool = False) -> str:
     """The HTML report of a results folder, as one string (see the module docstring).
+
+    It counts the rows ``btlab show`` counts (:func:`runner.selection.select_rows`):
+    the trials of the config last run into the folder, or every row with
+    ``all_rows``, and says what it left out in the same words.
 
     Raises:
         ResultsError: ``results`` holds no btlab results.
     """
     folder = Path(results)
-    df = analysis.load(folder)
+    chosen = select_rows(folder, analysis.load(folder), all_rows)
+    df = _drop_unused_categories(chosen.rows)
     config = config_of(folder)
     problem = str(df["problem"].iloc[0]) if len(df) else config.get("problem", "?")
     name = config.get("name") or folder.name
@@ -107,6 +123,7 @@ def render_report(results: str | Path) -> str:
             f"{runs} run(s)" + (f", {repeats} repeats per trial" if repeats > 1 else "")
             + f"; report made {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by btlab "
             f"{_e(btlab_version())}.")
+    lead += "".join(f"<br>{_e(note)}" for note in chosen.notes)
     if config.get("description"):
         lead = f"{_e(config['description'])}<br>{lead}"
     try:
@@ -127,6 +144,13 @@ def render_report(results: str | Path) -> str:
             f"</body>\n</html>\n")
 
 
+def _drop_unused_categories(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with categories no row uses any more dropped (after rows were left out)."""
+    cats = [c for c in df.columns if isinstance(df[c].dtype, pd.CategoricalDtype)
+            and c != "status"]
+    return df.assign(**{c: df[c].cat.remove_unused_categories() for c in cats}) if cats else df
+
+
 # --------------------------------------------------------------------------- sections
 
 
@@ -134,7 +158,7 @@ class _Collector(Console):
     """A Console that keeps what is printed (rich Tables, text) instead of drawing it."""
 
     def __init__(self) -> None:
-        super().__init__(file=io.StringIO(), width=150, highlight=False)
+        super().__init__(file=io.StringIO(), width=150, highlight=False, markup=False)
         self.items: list[Any] = []
 
     def print(self, *objects: Any, **kwargs: Any) -> None:  # noqa: A003 - Console's name
@@ -142,9 +166,11 @@ class _Collector(Console):
 
 
 def _plain(value: Any) -> str:
+    """A table cell, title or printed object as plain text: a str is taken literally (as
+    ``btlab show`` prints it: its console reads no markup)."""
     if isinstance(value, Text):
         return value.plain
-    return Text.from_markup(value).plain if isinstance(value, str) else str(value)
+    return str(value)
 
 
 def rich_table_html(table: Table) -> str:

@@ -11,10 +11,11 @@ from __future__ import annotations
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from . import plugins
 from .problems import get_problem
-from .tables import fmt_int, generic_headline
+from .tables import add_row, fmt_int, generic_headline
 
 
 def print_headline(df: pd.DataFrame, console: Console | None = None) -> None:
@@ -25,7 +26,7 @@ def print_headline(df: pd.DataFrame, console: Console | None = None) -> None:
     """
     console = console or Console()
     if df.empty:
-        console.print("no rows")
+        console.print(Text("no rows"))
         return
     name = str(df["problem"].iloc[0])
     try:
@@ -42,7 +43,7 @@ def print_headline(df: pd.DataFrame, console: Console | None = None) -> None:
             headline(df, console)
     errors = df[df["status"] == "error"]
     if len(errors):
-        console.print(f"[red]{len(errors)} trial(s) failed[/red]; first error:")
+        console.print(Text.assemble((f"{len(errors)} trial(s) failed", "red"), "; first error:"))
         console.print(str(errors["error"].iloc[0]).splitlines()[0], markup=False)
 
 
@@ -57,6 +58,6 @@ def print_by_node(df: pd.DataFrame, console: Console) -> None:
         table.add_column(name, justify="left" if name in ("node_id", "host") else "right")
     grouped = df.groupby(["node_id", "host"], dropna=False)
     for (node, host), sub in grouped:
-        table.add_row(str(node)[:16], str(host), str(sub["pid"].nunique()), f"{len(sub):,}",
+        add_row(table, str(node)[:16], str(host), str(sub["pid"].nunique()), f"{len(sub):,}",
                       fmt_int(sub["nodes"].sum()), f"{sub['cpu_ns'].sum() / 1e9:,.1f}")
     console.print(table)

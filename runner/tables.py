@@ -14,12 +14,24 @@ from typing import Sequence
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from .censoring import CENSORED, bound_flags
 from .spec import ProblemSpec
 
 #: Columns every results row has besides the parameters that tell trials apart.
 TRIAL_COLUMNS = ("budget_nodes", "budget_seconds", "seed")
+
+
+def literal(value: object) -> Text:
+    """``value`` as rich Text printed as it is: a stored ``[/bold]`` or ``[red]x[/red]`` is
+    text, never markup (a str cell or title of a rich Table would be parsed as markup)."""
+    return value if isinstance(value, Text) else Text(str(value))
+
+
+def add_row(table: Table, *cells: object) -> None:
+    """``table.add_row`` with every cell :func:`literal`."""
+    table.add_row(*(literal(c) for c in cells))
 
 
 def fmt_int(value: float | int, bound: bool = False) -> str:
@@ -87,12 +99,14 @@ def status_and_work(df: pd.DataFrame, groups: list[str], title: str, trials: str
     Returns:
         (counts table, work table, [(group key, rows), ...])."""
     label = ", ".join(groups) or "sweep"
-    counts = Table(title=f"{title}: trials by status, one row per {label}", title_justify="left")
-    work = Table(title=f"{title}: work (placements), one row per {label}; "
-                 ">= marks lower bounds from censored trials", title_justify="left")
+    counts = Table(title=literal(f"{title}: trials by status, one row per {label}"),
+                   title_justify="left")
+    work = Table(title=literal(f"{title}: work (placements), one row per {label}; "
+                               ">= marks lower bounds from censored trials"),
+                 title_justify="left")
     for g in groups:
-        counts.add_column(g)
-        work.add_column(g)
+        counts.add_column(literal(g))
+        work.add_column(literal(g))
     names = [trials, "solved", "exhausted", "censored", "errors"]
     if zero:
         names.append(zero)
@@ -118,12 +132,12 @@ def status_and_work(df: pd.DataFrame, groups: list[str], title: str, trials: str
             cells.append(str(int(((status == "solved") & (sub["backtracks"] == 0)).sum())))
         if solutions:
             cells.append(bounded_stats(sub.loc[ok, "solutions"], censored[ok])["total"])
-        counts.add_row(*head, *cells)
+        add_row(counts, *head, *cells)
         stats = []
         for metric in ("nodes", "backtracks"):
             s = bounded_stats(sub.loc[ok, metric], censored[ok])
             stats += [s["total"], s["median"], s["max"]]
-        work.add_row(*head, *stats)
+        add_row(work, *head, *stats)
     return counts, work, grouped
 
 

@@ -17,7 +17,7 @@ from ... import plots
 from ...board_plots import TOUR_ENDS, TOUR_FULL_MAX_SIDE, TOUR_FULL_MAX_SQUARES, tour_downsampled
 from ...censoring import CENSORED
 from ...html import MAX_PLOTS_PER_KIND, figure, figures
-from ...tables import fmt_int, group_columns, one_per_trial, status_and_work
+from ...tables import add_row, fmt_int, group_columns, literal, one_per_trial, status_and_work
 from . import PROBLEM
 
 #: Start grids are printed cell by cell up to this many columns ...
@@ -64,12 +64,12 @@ def start_grid_text(df: pd.DataFrame, metric: str, title: str = "") -> Table | T
             cells[r][c] = "err"
         else:
             cells[r][c] = fmt_int(getattr(rec, metric), rec.status in CENSORED)
-    grid = Table(title=title, title_justify="left", show_lines=False)
+    grid = Table(title=literal(title), title_justify="left", show_lines=False)
     grid.add_column("row\\col", justify="right", style="dim")
     for c in range(cols):
         grid.add_column(str(c), justify="right")
     for r in range(rows):
-        grid.add_row(str(r), *cells[r])
+        add_row(grid, str(r), *cells[r])
     return grid
 
 

@@ -15,7 +15,7 @@ from experiments.queens import STRATEGIES
 from ... import plots
 from ...censoring import CENSORED
 from ...html import figure, figures
-from ...tables import fmt_int, fmt_ns, one_per_trial, varying
+from ...tables import add_row, fmt_int, fmt_ns, literal, one_per_trial, varying
 from . import PROBLEM
 
 
@@ -34,7 +34,8 @@ def headline(df: pd.DataFrame, console: Console) -> None:
                   title_justify="left")
     for name in ("strategy", *extra, "n", "status", "solutions", "nodes", "checks", "time",
                  "vs recursive"):
-        table.add_column(name, justify="left" if name in ("strategy", "status") else "right")
+        table.add_column(literal(name),
+                         justify="left" if name in ("strategy", "status") else "right")
     for rec in df.itertuples(index=False):
         bound = rec.status in CENSORED
         ratio = "-"
@@ -46,7 +47,7 @@ def headline(df: pd.DataFrame, console: Console) -> None:
                 base_bound = base.set_index(base_key).loc[key, "status"] in CENSORED
                 if bound or base_bound:
                     ratio = "?" if bound and base_bound else (">=" if bound else "<=") + ratio
-        table.add_row(rec.strategy, *[str(getattr(rec, k)) for k in extra], str(rec.n),
+        add_row(table, rec.strategy, *[str(getattr(rec, k)) for k in extra], str(rec.n),
                       rec.status, fmt_int(rec.solutions, bound), fmt_int(rec.nodes, bound),
                       fmt_int(rec.checks, bound), fmt_ns(rec.wall_ns), ratio)
     console.print(table)

@@ -1,0 +1,97 @@
+"""Which rows of a results folder the tables count: one rule for show, report and compare.
+
+A results folder may hold rows of trials that are no longer in its config: the
+config was edited (or overridden) and run again into the same folder, and the
+rows of the trials it dropped stay on disk. ``btlab show``, ``btlab report``
+and ``btlab compare`` all count the trials of the config *last run* into the
+folder (the config stored in its newest part file) and say, in the same
+words (:func:`older_rows_sentence`), how many older rows they left out;
+``--all`` counts every row. :func:`select_rows` is that rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from .errors import ConfigError
+from .store_read import newest_meta
+
+
+@dataclass
+class RowSelection:
+    """The rows the tables count, and what was left out.
+
+    Attributes:
+        rows: the rows counted (a subset of the rows given, same columns).
+        older: rows of trials not in the config last run (left out unless ``all_rows``).
+        all_rows: True when the older rows are kept in ``rows`` (``--all``).
+        missing: trials of the config last run that have no row yet (to resume).
+        unexpanded: why the stored config could not be expanded (every row is
+            then counted), or "".
+    """
+
+    rows: pd.DataFrame
+    older: int = 0
+    all_rows: bool = False
+    missing: int = 0
+    unexpanded: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def older_rows_sentence(older: int, included: bool) -> str:
+    """The sentence show, report and compare print about rows of an earlier config."""
+    return (f"{older:,} older row(s) in this folder are from trials no longer in the config "
+            "last run: " + ("included (--all)" if included else
+                            "left out of the tables (--all includes them)"))
+
+
+def current_trial_ids(folder: str | Path) -> set[str] | str:
+    """The trial ids of the config last run into ``folder`` (its newest part's config), or,
+    when that config cannot be expanded by this btlab, the reason (a one-line string)."""
+    from .config import parse_config
+    from .sweep import iter_trials
+
+    stored = newest_meta(folder).get("btlab.config")
+    if not stored:
+        return "no config in the part files' metadata"
+    try:
+        config = parse_config(stored, f"{folder} (config stored in its newest part)")
+        return {t.trial_id for t in iter_trials(config)}
+    except ConfigError as exc:
+        return str(exc).splitlines()[0]
+
+
+def select_rows(folder: str | Path, df: pd.DataFrame, all_rows: bool = False) -> RowSelection:
+    """The rows of ``df`` (read from ``folder``) that show, report and compare count.
+
+    Args:
+        folder: the results folder or URI ``df`` was read from.
+        df: its rows, one per trial id (``trial_id`` column).
+        all_rows: keep the rows of trials no longer in the config last run.
+
+    Returns:
+        A :class:`RowSelection`: ``rows`` are the trials of the config last run
+        (every row with ``all_rows``, or when the stored config cannot be
+        expanded), ``notes`` the sentences to print about what was left out
+        or is missing.
+    """
+    ids = current_trial_ids(folder)
+    if isinstance(ids, str):
+        return RowSelection(rows=df, unexpanded=ids, all_rows=True,
+                            notes=[f"(cannot expand the stored config, so every row is "
+                                   f"counted: {ids})"])
+    present = df["trial_id"].isin(ids)
+    older = int((~present).sum())
+    rows = df if all_rows or not older else df[present]
+    missing = len(ids) - int(present.sum())
+    notes = []
+    if older:
+        notes.append(older_rows_sentence(older, all_rows))
+    if missing:
+        notes.append(f"{missing:,} trial(s) of the config last run are not in the folder "
+                     "yet: run it again to resume")
+    return RowSelection(rows=rows, older=older, all_rows=all_rows, missing=missing,
+                        notes=notes)
