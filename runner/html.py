@@ -11,6 +11,7 @@ import base64
 import html
 import io
 import re
+import warnings
 from typing import Any, Callable
 
 import pandas as pd
@@ -39,11 +40,20 @@ def figure(make: Callable[[], Figure], caption: str, fmt: str = "png",
     """One ``<figure>`` with the plot embedded as a data URI, or a note why it is missing.
 
     ``kind`` sets the display width: ``heatmap`` (two a row), ``wide`` or ``board``.
+    A plot that cannot be drawn for these rows (ValueError, KeyError: no trial
+    to plot, a missing column) becomes a note; so does any other exception, as
+    a note naming it a bug with a :class:`RuntimeWarning`, so that one plot
+    never costs the whole report.
     """
     try:
         fig = make()
     except (ValueError, KeyError) as exc:
         return skipped(caption.split(".")[0], exc)
+    except Exception as exc:  # noqa: BLE001 - one plot must not cost the whole report
+        warnings.warn(f"report figure {caption.split('.')[0]!r}: {type(exc).__name__}: {exc}",
+                      RuntimeWarning, stacklevel=2)
+        return skipped(caption.split(".")[0] + " (a btlab bug, please report it)",
+                       RuntimeError(f"{type(exc).__name__}: {exc}"))
     uri = figure_data_uri(fig, fmt)
     return (f'<figure class="{kind}"><img src="{uri}" alt="{escape(caption)}">'
             f"<figcaption>{escape(caption)}</figcaption></figure>")

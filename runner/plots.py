@@ -323,10 +323,13 @@ def metric_vs_size(df: pd.DataFrame, metric: str = "nodes", *, by: str | None = 
         symmetric log when a value is 0).
 
     Raises:
-        ValueError: a missing column, or no trial matches the filters.
+        ValueError: a missing column, no trial matches the filters, or every
+            trial that does failed.
     """
     t = analysis.aggregate_repeats(analysis.select(df, filters))
     t = t[t["status"].astype("object") != "error"]
+    if t.empty:
+        raise ValueError("no trial ended without an error")
     by = _series_by(t, by) if by is None or by in t.columns else _series_by(t, None)
     size, xlabel = size_axis(t)
     t = t.assign(_size=size.to_numpy(), _value=_scale(metric, t[metric].astype("float64")),
@@ -347,7 +350,7 @@ def metric_vs_size(df: pd.DataFrame, metric: str = "nodes", *, by: str | None = 
         ax.plot(stats.index, stats["median"], style, color=colour, lw=1.8)
         series.append(Line2D([], [], color=colour, marker="o", ls=style, lw=1.8,
                              label=f"{by} = {name}" if by else "median"))
-        exact = ~bound.reindex(stats.index).to_numpy()
+        exact = ~bound.reindex(stats.index, fill_value=False).to_numpy(dtype=bool)
         ax.plot(stats.index[exact], stats["median"][exact], "o", color=colour, ms=6)
         if (~exact).any():
             any_bound = True
@@ -372,7 +375,7 @@ def metric_vs_size(df: pd.DataFrame, metric: str = "nodes", *, by: str | None = 
     if any_bound:
         handles.append(Line2D([], [], marker="^", ls="", mfc="white", color="#444", ms=8,
                               label="censored: lower bound"))
-    if len(t.groupby("_size")) and (t.groupby(["_size", by] if by else "_size").size() > 1).any():
+    if (t.groupby(["_size", by] if by else "_size", observed=True).size() > 1).any():
         handles.append(Patch(color="#999", alpha=0.3, label="min to max"))
     ax.legend(handles=handles, fontsize=9, loc="best")
     if title is None:
@@ -398,9 +401,15 @@ def time_vs_nodes(df: pd.DataFrame, *, by: str | None = None, time: str = "wall_
 
     Returns:
         The Figure; censored trials are open markers.
+
+    Raises:
+        ValueError: a missing column, or no trial to plot (none matches the
+            filters, or each that does failed or has 0 nodes or time).
     """
     t = analysis.aggregate_repeats(analysis.select(df, filters))
     t = t[(t["status"].astype("object") != "error") & (t["nodes"] > 0) & (t[time] > 0)]
+    if t.empty:
+        raise ValueError("no trial ended without an error and with nodes and time above 0")
     by = _series_by(t, by)
     fig = Figure(figsize=(7.2, 4.8), layout="constrained")
     ax = fig.add_subplot()

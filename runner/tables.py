@@ -73,7 +73,9 @@ def one_per_trial(df: pd.DataFrame, spec: ProblemSpec) -> pd.DataFrame:
 def bounded_stats(values: pd.Series, censored: pd.Series) -> dict[str, str]:
     """Total, median and max of ``values``, marked ``>=`` where censored values make them bounds."""
     flags = bound_flags(values, censored)
-    values = values.astype("float64")
+    values = values.astype("float64").dropna()
+    if values.empty:  # every value null (errors, trials killed by the runner): nothing known
+        return {"total": "-", "median": "-", "max": "-"}
     return {"total": fmt_int(values.sum(min_count=1), flags["total"]),
             "median": fmt_int(values.median(), flags["median"]),
             "max": fmt_int(values.max(), flags["max"])}
