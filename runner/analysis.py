@@ -130,7 +130,7 @@ def _resolve_folders(path: str | Path | Sequence[str | Path]) -> list[Path]:
     folders: list[Path] = []
     for item in items:
         text = str(item)
-        if _GLOB_CHARS & set(text):
+        if _GLOB_CHARS & set(text) and not Path(text).is_dir():  # res[1] may be a folder
             matches = [Path(m) for m in sorted(_glob.glob(text)) if part_files(Path(m))]
             if not matches:
                 raise ResultsError(f"{text}: the glob matches no folder holding btlab results "

@@ -9,8 +9,9 @@
 ``btlab report RESULTS_DIR -o report.html``  one self-contained HTML report
 
 Exit status: 0 all trials ran, 1 some trials failed (status ``error``),
-2 bad input (nothing was run or written), 130 interrupted (rows already
-finished are on disk; run again to resume).
+2 bad input (nothing was run or written), 3 an output file could not be
+written (disk full, I/O error), 130 interrupted (rows already finished are on
+disk; run again to resume).
 """
 
 from __future__ import annotations

@@ -53,8 +53,9 @@ class Comparison:
 
 
 def _canon(value):
-    """Make list-like cells comparable (numpy arrays from Parquet lists)."""
-    if value is None or (isinstance(value, float) and pd.isna(value)):
+    """Make cells comparable: numpy arrays (Parquet lists) as lists, every null (None, NaN,
+    NaT, pd.NA) as None."""
+    if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
         return None
     if hasattr(value, "tolist"):
         return value.tolist()
@@ -69,11 +70,12 @@ def compare_frames(a: pd.DataFrame, b: pd.DataFrame) -> Comparison:
                                               suffixes=("_a", "_b"))
     diffs = []
     for col in columns:
-        left = merged[f"{col}_a"].map(_canon)
-        right = merged[f"{col}_b"].map(_canon)
-        differ = [x != y for x, y in zip(left, right)]
-        for tid, x, y in zip(merged.loc[differ, "trial_id"], left[differ], right[differ]):
-            diffs.append({"trial_id": tid, "column": col, "a": x, "b": y})
+        # plain lists: Series.map would turn a None back into NaN, and NaN != NaN
+        left = [_canon(v) for v in merged[f"{col}_a"]]
+        right = [_canon(v) for v in merged[f"{col}_b"]]
+        for tid, x, y in zip(merged["trial_id"], left, right):
+            if x != y:
+                diffs.append({"trial_id": tid, "column": col, "a": x, "b": y})
     return Comparison(only_a=sorted(ids_a - ids_b), only_b=sorted(ids_b - ids_a),
                       differences=pd.DataFrame(diffs, columns=["trial_id", "column", "a", "b"]),
                       compared=len(merged), columns=columns)
