@@ -131,10 +131,13 @@ def render_report(results: str | Path, all_rows: bool = False) -> str:
     except (ValueError, plugins.PluginError) as exc:
         spec = None
         sections.append(skipped(f"problem {problem}", exc))
-    sections.append(_headline(df))
-    sections.append(_comparisons(df, spec))
-    sections.append(_problem_section(df, spec))
-    sections.append(_errors(df))
+    if df.empty:  # e.g. only a part that records a config, or every row left out
+        sections.append('<h2>Headline</h2><p class="note">No trial to show.</p>')
+    else:
+        sections.append(_headline(df))
+        sections.append(_comparisons(df, spec))
+        sections.append(_problem_section(df, spec))
+        sections.append(_errors(df))
     sections.append(_config_and_provenance(df, folder, config))
     body = "\n".join(s for s in sections if s)
     return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"

@@ -74,9 +74,10 @@ def select_rows(folder: str | Path, df: pd.DataFrame, all_rows: bool = False) ->
 
     Returns:
         A :class:`RowSelection`: ``rows`` are the trials of the config last run
-        (every row with ``all_rows``, or when the stored config cannot be
-        expanded), ``notes`` the sentences to print about what was left out
-        or is missing.
+        (every row with ``all_rows``, when the stored config cannot be
+        expanded, or when no row is one of its trials: ids not written by
+        btlab), ``notes`` the sentences to print about what was left out or
+        is missing.
     """
     ids = current_trial_ids(folder)
     if isinstance(ids, str):
@@ -84,6 +85,14 @@ def select_rows(folder: str | Path, df: pd.DataFrame, all_rows: bool = False) ->
                             notes=[f"(cannot expand the stored config, so every row is "
                                    f"counted: {ids})"])
     present = df["trial_id"].isin(ids)
+    if len(df) and not present.any():
+        # not one row is a trial of the stored config: ids written by another tool (or by
+        # hand), not an edited config (whose last run wrote rows of its own trials)
+        return RowSelection(rows=df, unexpanded="no row is a trial of the stored config",
+                            all_rows=True,
+                            notes=[f"(none of the {len(df):,} rows has the trial id of a trial "
+                                   "of the config stored in the folder, so every row is "
+                                   "counted)"])
     older = int((~present).sum())
     rows = df if all_rows or not older else df[present]
     missing = len(ids) - int(present.sum())

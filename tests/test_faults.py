@@ -315,7 +315,7 @@ def test_changed_config_runs_only_new_trials_and_show_counts_the_others(tmp_path
     assert len(pd.read_parquet(out)) == 50                       # nothing deleted
     assert run_main("show", out) == 0
     text = capsys.readouterr().out
-    assert "25 of these row(s) are from trials no longer in the config last run" in text
+    assert "25 older row(s) in this folder are from trials no longer in the config last run" in text
     assert "warnsdorff" not in text.split("config last run", 1)[1]
     assert run_main("show", out, "--all") == 0
     assert "warnsdorff" in capsys.readouterr().out

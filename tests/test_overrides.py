@@ -275,7 +275,7 @@ def test_other_overrides_into_the_same_folder_follow_the_edited_config_rules(sma
 
     assert cli("show", out) == 0
     shown = flat(capsys.readouterr().out)
-    assert "2 of these row(s) are from trials no longer in the config last run" in shown
+    assert "2 older row(s) in this folder are from trials no longer in the config last run" in shown
     assert "overrides of the config last run: matrix.heuristic=[none]" in shown
     # the tables hold the 2 trials of heuristic none only: 263 + 9,884 backtracks
     assert "│ 2 │ 2 │ 0 │ 0 │ 0 │ 0 │" in shown

@@ -353,3 +353,74 @@ def test_compare_counts_the_rows_show_counts(edited_folder, tmp_path, capsys):
     text = flat(capsys.readouterr().out)
     assert f"6 trial(s) only in {edited_folder}" in text
     assert older_rows_sentence(6, included=True) in text
+
+
+def rewrite_parts(folder: Path, change) -> None:
+    """Rewrite each part file of ``folder`` with ``change(DataFrame) -> DataFrame``, keeping
+    its schema and btlab metadata."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for part in sorted(folder.glob("part-*.parquet")):
+        table = pq.read_table(part)
+        df = change(table.to_pandas())
+        pq.write_table(pa.Table.from_pandas(df, schema=table.schema, preserve_index=False), part)
+
+
+def test_rows_killed_by_the_runner_show_and_report(tmp_path, monkeypatch, capsys):
+    """Trials the Ray backend killed (hung past their time limit) have status time_limit and
+    null counters: the tables print '-' for what is unknown, and nothing warns."""
+    out = run_shape(tmp_path, monkeypatch, SHAPES[0][1], None)
+    counters = ["nodes", "backtracks", "dead_ends", "checks", "solutions", "max_depth"]
+
+    def killed(df):
+        df = df.copy()
+        first = df.index    # all: no value known at all
+        df.loc[first, counters] = None
+        df.loc[first, "status"] = "time_limit"
+        df.loc[first, "error"] = "killed by the runner: no report for 6.1 s"
+        return df
+
+    rewrite_parts(out, killed)
+    capsys.readouterr()
+    with _no_warnings():
+        assert main(["show", str(out)]) == 0
+        report = tmp_path / "r.html"
+        assert main(["report", str(out), "-o", str(report)]) == 0
+    shown = capsys.readouterr().out
+    tables = rich_tables(shown)
+    assert tables[0][1:] == [["16", "0", "0", "16", "0", "0"]]
+    assert tables[1][1:] == [["-"] * 6]    # work: nothing known
+    counts = summary_counts(report.read_text())
+    assert counts["time_limit"] == 16 and counts["all"] == 16
+
+
+def test_a_folder_of_no_rows_shows_and_reports(tmp_path, monkeypatch, capsys):
+    """A folder whose only part holds no row (as a part recording a config does)."""
+    out = run_shape(tmp_path, monkeypatch, SHAPES[4][1], None)
+    rewrite_parts(out, lambda df: df.iloc[0:0])
+    capsys.readouterr()
+    assert main(["show", str(out)]) == 0
+    shown = flat(capsys.readouterr().out)
+    assert f"{out}: 0 trials of shape" in shown and "no rows" in shown
+    assert "1 trial(s) of the config last run are not in the folder yet" in shown
+    report = tmp_path / "r.html"
+    assert main(["report", str(out), "-o", str(report)]) == 0
+    text = report.read_text()
+    assert "0 trials of <b>knights_tour</b>" in text and "No trial to show." in text
+    assert "1 trial(s) of the config last run are not in the folder yet" in text
+
+
+class _no_warnings:
+    """Fail on any warning raised inside the block."""
+
+    def __enter__(self):
+        import warnings
+
+        self._catch = warnings.catch_warnings()
+        self._catch.__enter__()
+        warnings.simplefilter("error")
+
+    def __exit__(self, *exc):
+        self._catch.__exit__(*exc)
+        return False
