@@ -66,7 +66,12 @@ def _scale(metric: str, values):
 
 
 def _describe(filters: dict[str, Any]) -> str:
-    return ", ".join(f"{k} = {v}" for k, v in filters.items())
+    return ", ".join(f"{k} = {_literal(v)}" for k, v in filters.items())
+
+
+def _literal(value: Any) -> str:
+    """A stored value as plot text, drawn as it is (a ``$`` starts no mathtext)."""
+    return str(value).replace("$", r"\$")
 
 
 def _compact(v: float, metric: str, mark: str = "") -> str:
@@ -349,7 +354,7 @@ def metric_vs_size(df: pd.DataFrame, metric: str = "nodes", *, by: str | None = 
         style = ("-", "--", "-.", ":")[i % 4]  # dashes let a covered line show through
         ax.plot(stats.index, stats["median"], style, color=colour, lw=1.8)
         series.append(Line2D([], [], color=colour, marker="o", ls=style, lw=1.8,
-                             label=f"{by} = {name}" if by else "median"))
+                             label=f"{by} = {_literal(name)}" if by else "median"))
         exact = ~bound.reindex(stats.index, fill_value=False).to_numpy(dtype=bool)
         ax.plot(stats.index[exact], stats["median"][exact], "o", color=colour, ms=6)
         if (~exact).any():
@@ -420,7 +425,7 @@ def time_vs_nodes(df: pd.DataFrame, *, by: str | None = None, time: str = "wall_
         cens = analysis.is_censored(sub).to_numpy()
         x, y = sub["nodes"].to_numpy(float), sub[time].to_numpy(float) / 1e9
         colour = colours(i % 10)
-        name = f"{by} = {name}" if by else "trials"
+        name = f"{by} = {_literal(name)}" if by else "trials"
         if (~cens).any():
             ax.scatter(x[~cens], y[~cens], s=22, color=colour, alpha=0.7, edgecolor="none",
                        label=name)

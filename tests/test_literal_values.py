@@ -153,3 +153,20 @@ def test_headline_tables_take_values_literally_on_a_markup_console(
     buf.truncate(0)
     print_by_node(df, console)
     assert "[/bold]host" in buf.getvalue()
+
+
+def test_plots_draw_values_literally(queens_folder):
+    """A ``$`` in a value starts no mathtext (``$\\frac$`` would fail to draw)."""
+    from runner import plots
+    from runner.html import figure_data_uri
+
+    df = analysis.load(queens_folder)
+    names = {"recursive": r"[/bold] $\frac$", "iterative": "[red]x[/red] $1"}
+    df["strategy"] = df["strategy"].astype("object").map(names)
+    for fig in (plots.time_vs_nodes(df, by="strategy"),
+                plots.metric_vs_size(df, "nodes", by="strategy"),
+                plots.time_vs_nodes(df, strategy=r"[/bold] $\frac$")):
+        assert figure_data_uri(fig, "png").startswith("data:image/png;base64,")
+        texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+        texts.append(fig.axes[0].get_title())
+        assert any(r"\$\frac\$" in t for t in texts), texts
