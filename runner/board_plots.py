@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Circle
 
-from .figures import finish
+from .figures import finish, plot_text
 
 _LIGHT, _DARK = "#f0d9b5", "#b58863"  # the usual light and dark squares of a chessboard
 
@@ -140,7 +140,8 @@ def _tour_title(rr: np.ndarray, cc: np.ndarray, rows: int, cols: int,
     else:
         parts.append(f"from ({rr[0]}, {cc[0]})")
     title = " ".join(parts)
-    extra = [f"{k} = {info[k]}" for k in ("heuristic", "strategy", "tie_break") if k in info]
+    extra = [f"{k} = {plot_text(info[k])}" for k in ("heuristic", "strategy", "tie_break")
+             if k in info]
     if "backtracks" in info:
         extra.append(f"{int(info['backtracks']):,} backtracks")
     if extra:
@@ -228,7 +229,7 @@ def queens(row: Any = None, *, solution: Sequence[int] | None = None, title: str
         ax.text(c, r + 0.04, "\u265b", ha="center", va="center", fontsize=fs, color="#111",
                 family="DejaVu Sans")
     if title is None:
-        title = f"{n}-Queens placement" + (f", strategy = {info['strategy']}"
+        title = f"{n}-Queens placement" + (f", strategy = {plot_text(info['strategy'])}"
                                            if "strategy" in info else "")
     ax.set_title(title, fontsize=10)
     return finish(fig, path)

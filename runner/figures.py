@@ -50,6 +50,11 @@ def save(fig: Figure, path: str | Path | Sequence[str | Path]) -> list[Path]:
     return paths
 
 
+def plot_text(value: object) -> str:
+    """A stored value as plot text, drawn as it is: a ``$`` starts no mathtext."""
+    return str(value).replace("$", r"\$")
+
+
 def finish(fig: Figure, path: str | Path | Sequence[str | Path] | None) -> Figure:
     """Save ``fig`` to ``path`` unless it is None (:func:`save`); return ``fig``."""
     if path is not None:

@@ -31,7 +31,7 @@ from matplotlib.patches import Patch, Rectangle
 
 from . import analysis
 from .board_plots import knight_tour, queens
-from .figures import DPI, finish, save
+from .figures import DPI, finish, plot_text, save
 
 # Public names: this module's plots and, re-exported, the board drawings of
 # runner.board_plots and the saving of runner.figures.
@@ -66,12 +66,7 @@ def _scale(metric: str, values):
 
 
 def _describe(filters: dict[str, Any]) -> str:
-    return ", ".join(f"{k} = {_literal(v)}" for k, v in filters.items())
-
-
-def _literal(value: Any) -> str:
-    """A stored value as plot text, drawn as it is (a ``$`` starts no mathtext)."""
-    return str(value).replace("$", r"\$")
+    return ", ".join(f"{k} = {plot_text(v)}" for k, v in filters.items())
 
 
 def _compact(v: float, metric: str, mark: str = "") -> str:
@@ -354,7 +349,7 @@ def metric_vs_size(df: pd.DataFrame, metric: str = "nodes", *, by: str | None = 
         style = ("-", "--", "-.", ":")[i % 4]  # dashes let a covered line show through
         ax.plot(stats.index, stats["median"], style, color=colour, lw=1.8)
         series.append(Line2D([], [], color=colour, marker="o", ls=style, lw=1.8,
-                             label=f"{by} = {_literal(name)}" if by else "median"))
+                             label=f"{by} = {plot_text(name)}" if by else "median"))
         exact = ~bound.reindex(stats.index, fill_value=False).to_numpy(dtype=bool)
         ax.plot(stats.index[exact], stats["median"][exact], "o", color=colour, ms=6)
         if (~exact).any():
@@ -425,7 +420,7 @@ def time_vs_nodes(df: pd.DataFrame, *, by: str | None = None, time: str = "wall_
         cens = analysis.is_censored(sub).to_numpy()
         x, y = sub["nodes"].to_numpy(float), sub[time].to_numpy(float) / 1e9
         colour = colours(i % 10)
-        name = f"{by} = {_literal(name)}" if by else "trials"
+        name = f"{by} = {plot_text(name)}" if by else "trials"
         if (~cens).any():
             ax.scatter(x[~cens], y[~cens], s=22, color=colour, alpha=0.7, edgecolor="none",
                        label=name)
