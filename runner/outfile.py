@@ -65,6 +65,10 @@ def check_target(path: str | Path, what: str = "the file", stdout_hint: str = ""
     Raises:
         OutputPathError: something other than a regular file is there (exit 2).
     """
+    if isinstance(path, str) and path.endswith(("/", os.sep)):  # Path() drops the slash
+        raise OutputPathError(f"{path}: cannot write {what} there: the path ends in a slash, "
+                              f"so it names a folder\n  fix: name a file, e.g. "
+                              f"{Path(path) / _example(what)}")
     path = Path(path)
     try:
         mode = os.lstat(path).st_mode
@@ -84,12 +88,17 @@ def check_target(path: str | Path, what: str = "the file", stdout_hint: str = ""
         fix = (f"give the link's target ({target}) itself if that is the file to replace, "
                "or remove the link; btlab does not write through symbolic links")
     elif stat.S_ISDIR(mode):
-        fix = f"name a file inside it, e.g. {path / 'report.html'}"
+        fix = f"name a file inside it, e.g. {path / _example(what)}"
     else:
         fix = "name a regular file (a new one, or one to replace)" + (
             f"; {stdout_hint}" if stdout_hint else "")
     raise OutputPathError(f"{path}: cannot write {what} there: it is {kind}, not a regular "
                           f"file; nothing was written\n  fix: {fix}")
+
+
+def _example(what: str) -> str:
+    """A file name for the fix of a path that names a folder."""
+    return {"the report": "report.html", "the figure": "plot.png"}.get(what, "file")
 
 
 def atomic_write_text(path: str | Path, text: str, what: str = "the file",

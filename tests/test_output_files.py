@@ -128,6 +128,12 @@ def test_report_replaces_a_regular_file_and_keeps_its_mode(results, tmp_path, ca
     assert leftovers(tmp_path) == [] and leftovers(new.parent) == []
 
 
+def test_report_onto_a_path_ending_in_a_slash_is_refused(results, tmp_path, capsys):
+    code, text = report(results, f"{tmp_path}/new/", capsys)
+    assert code == 2 and "the path ends in a slash, so it names a folder" in text
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_report_under_a_file_is_refused(results, tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("x")
