@@ -58,7 +58,7 @@ from .frames import (
     trial_keys,
 )
 from .pairing import BOUNDS, Comparison, compare, timing_spread
-from .store import config_of, load_rows, part_files
+from .store import config_of, is_uri, load_rows, part_files
 
 # Public names: this module's, and re-exported those of runner.frames, runner.pairing
 # and runner.censoring that ``from runner import analysis`` users call.
@@ -79,9 +79,11 @@ def load(path: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     """Read one or several results folders into one DataFrame, one row per trial.
 
     Args:
-        path: a results folder (``results/warnsdorff-64-starts``), a glob
-            (``results/*``: every matching folder holding part files), or a
-            list of folders and globs.
+        path: a results folder (``results/warnsdorff-64-starts``), a
+            filesystem URI as ``btlab run --out`` takes (``file:///shared/x``,
+            ``s3://bucket/prefix``), a glob (``results/*``: every matching
+            folder holding part files; a folder whose name holds ``[`` is
+            taken as itself when it exists), or a list of these.
 
     Returns:
         A DataFrame of shape (trials, columns): the Parquet columns (see the
@@ -112,7 +114,7 @@ def load(path: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     if len(frames) == 1:
         df = frames[0]
     else:
-        names = [f.name for f in folders]
+        names = [str(f).rstrip("/").rsplit("/", 1)[-1] for f in folders]
         if len(set(names)) < len(names):
             names = [str(f) for f in folders]
         for frame, name in zip(frames, names):
@@ -122,15 +124,17 @@ def load(path: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     return _with_dtypes(df, hints)
 
 
-def _resolve_folders(path: str | Path | Sequence[str | Path]) -> list[Path]:
+def _resolve_folders(path: str | Path | Sequence[str | Path]) -> list[str | Path]:
     items = [path] if isinstance(path, (str, Path)) else list(path)
     if not items:
         raise ResultsError("no results folder given\n  fix: pass a folder such as "
                            "results/warnsdorff-64-starts, a list of folders or a glob")
-    folders: list[Path] = []
+    folders: list[str | Path] = []
     for item in items:
         text = str(item)
-        if _GLOB_CHARS & set(text) and not Path(text).is_dir():  # res[1] may be a folder
+        if is_uri(text):  # s3://bucket/prefix, file:///shared/x: read as btlab run wrote it
+            folders.append(text)
+        elif _GLOB_CHARS & set(text) and not Path(text).is_dir():  # res[1] may be a folder
             matches = [Path(m) for m in sorted(_glob.glob(text)) if part_files(Path(m))]
             if not matches:
                 raise ResultsError(f"{text}: the glob matches no folder holding btlab results "
@@ -142,7 +146,7 @@ def _resolve_folders(path: str | Path | Sequence[str | Path]) -> list[Path]:
     return list(dict.fromkeys(folders))
 
 
-def _category_hints(folders: Iterable[Path]) -> dict[str, list[Any]]:
+def _category_hints(folders: Iterable[str | Path]) -> dict[str, list[Any]]:
     """Value order per config key, from the configs' ``fixed``, ``matrix`` and ``include``."""
     hints: dict[str, list[Any]] = {}
     for folder in folders:

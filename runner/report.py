@@ -42,7 +42,7 @@ from .outfile import atomic_write_text, check_target
 from .problems import get_problem
 from .selection import select_rows
 from .spec import ProblemSpec
-from .store import btlab_version, config_of, newest_meta, part_files, read_meta
+from .store import btlab_version, config_of, is_uri, newest_meta, part_metas
 from .summary import print_headline
 
 _CSS = """
@@ -110,12 +110,12 @@ def render_report(results: str | Path, all_rows: bool = False) -> str:
     Raises:
         ResultsError: ``results`` holds no btlab results.
     """
-    folder = Path(results)
+    folder: str | Path = str(results) if is_uri(results) else Path(results)
     chosen = select_rows(folder, analysis.load(folder), all_rows)
     df = _drop_unused_categories(chosen.rows)
     config = config_of(folder)
     problem = str(df["problem"].iloc[0]) if len(df) else config.get("problem", "?")
-    name = config.get("name") or folder.name
+    name = config.get("name") or str(folder).rstrip("/").rsplit("/", 1)[-1]
     sections: list[str] = []
     runs = df["run_id"].nunique() if "run_id" in df.columns else 0
     repeats = int(df["repeat"].max()) + 1 if "repeat" in df.columns and len(df) else 1
@@ -310,7 +310,7 @@ def _errors(df: pd.DataFrame) -> str:
             + _table(table, index=False))
 
 
-def _config_and_provenance(df: pd.DataFrame, folder: Path, config: dict) -> str:
+def _config_and_provenance(df: pd.DataFrame, folder: str | Path, config: dict) -> str:
     parts = ["<h2>Config</h2>",
              '<p class="note">The expanded config stored in the Parquet metadata '
              '(<code>btlab.config</code>) of the newest part file.</p>',
@@ -321,9 +321,9 @@ def _config_and_provenance(df: pd.DataFrame, folder: Path, config: dict) -> str:
         parts.append('<p class="note">Run with the command-line overrides (already in the '
                      f'config above): <code>{_e(" ".join(overrides))}</code></p>')
     parts.append("<h2>Provenance</h2>")
-    parts_files = part_files(folder)
-    versions = sorted({read_meta(p).get("btlab.schema_version", "?") for p in parts_files})
-    info = {"results folder": str(folder), "part files": f"{len(parts_files):,}",
+    metas = part_metas(folder)
+    versions = sorted({m.get("btlab.schema_version", "?") for m in metas})
+    info = {"results folder": str(folder), "part files": f"{len(metas):,}",
             "schema version": ", ".join(versions)}
     for col, title in (("btlab_version", "btlab version"), ("git_commit", "git commit"),
                        ("git_dirty", "uncommitted changes"),

@@ -424,3 +424,19 @@ class _no_warnings:
     def __exit__(self, *exc):
         self._catch.__exit__(*exc)
         return False
+
+
+def test_show_report_and_compare_agree_on_a_uri(edited_folder, tmp_path, capsys):
+    """`--out file:///...` folders: report reads them as show and compare do."""
+    uri = edited_folder.resolve().as_uri()
+    assert main(["show", uri]) == 0
+    shown = flat(capsys.readouterr().out)
+    assert f"{uri}: 6 trials of edited (1 run(s))" in shown
+    report = tmp_path / "uri.html"
+    assert main(["report", uri, "-o", str(report)]) == 0
+    text = report.read_text()
+    assert f"6 trials of <b>knights_tour</b> from <code>{uri}</code>" in text
+    assert html.escape(older_rows_sentence(6, included=False)) in text
+    assert summary_counts(text)["all"] == 6
+    assert main(["compare", uri, str(edited_folder)]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("IDENTICAL")
