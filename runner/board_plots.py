@@ -196,6 +196,13 @@ def queens(row: Any = None, *, solution: Sequence[int] | None = None, title: str
            path=None) -> Figure:
     """An N-Queens placement on its board.
 
+    Boards up to :data:`QUEENS_FULL_MAX` are drawn square by square with a
+    queen (♛) on each placed square; larger ones in a figure of fixed size, as
+    one dot per queen up to :data:`QUEENS_POINTS_MAX`, else as blocks of
+    squares, dark where a block holds a queen (memory and time that do not grow
+    with n squared: a 10,000,000-queen placement draws in seconds). The title
+    says which.
+
     Args:
         row: a results row with ``solution`` (the queen's column in each row,
             row 0 first) and optionally ``n``, ``strategy``; or None to give:
@@ -204,7 +211,7 @@ def queens(row: Any = None, *, solution: Sequence[int] | None = None, title: str
         path: where to save, or None.
 
     Returns:
-        The Figure: an n x n chessboard with a queen (♛) on each placed square.
+        The Figure.
 
     Raises:
         ValueError: no placement is given, or a column is off the board.
@@ -216,20 +223,60 @@ def queens(row: Any = None, *, solution: Sequence[int] | None = None, title: str
         info = {k: get(k) for k in ("strategy", "mode") if get(k) is not None}
     if solution is None or len(solution) == 0:
         raise ValueError("queens: give a results row with a solution, or solution=")
-    cols_of = [int(c) for c in solution]
+    cols_of = np.asarray(solution, dtype=np.int64)
     n = len(cols_of)
-    if not all(0 <= c < n for c in cols_of):
+    if cols_of.min() < 0 or cols_of.max() >= n:
         raise ValueError(f"queens: a column is off the {n} x {n} board")
-    fig = Figure(figsize=(max(3.8, 0.5 * n + 1.0), max(4.0, 0.5 * n + 1.3)),
-                 layout="constrained")
-    ax = fig.add_subplot()
-    _board(ax, n, n)
-    fs = max(6, min(26, 200 / n))
-    for r, c in enumerate(cols_of):
-        ax.text(c, r + 0.04, "\u265b", ha="center", va="center", fontsize=fs, color="#111",
-                family="DejaVu Sans")
+    note = ""
+    if n <= QUEENS_FULL_MAX:
+        fig = Figure(figsize=(max(3.8, 0.5 * n + 1.0), max(4.0, 0.5 * n + 1.3)),
+                     layout="constrained")
+        ax = fig.add_subplot()
+        _board(ax, n, n)
+        fs = max(6, min(26, 200 / n))
+        for r, c in enumerate(cols_of.tolist()):
+            ax.text(c, r + 0.04, "\u265b", ha="center", va="center", fontsize=fs, color="#111",
+                    family="DejaVu Sans")
+    else:
+        fig = Figure(figsize=(6.4, 6.9), layout="constrained")
+        ax = fig.add_subplot()
+        note = _queens_large(ax, cols_of)
     if title is None:
-        title = f"{n}-Queens placement" + (f", strategy = {plot_text(info['strategy'])}"
-                                           if "strategy" in info else "")
+        title = f"{n:,}-Queens placement" + (f", strategy = {plot_text(info['strategy'])}"
+                                             if "strategy" in info else "") + note
     ax.set_title(title, fontsize=10)
     return finish(fig, path)
+
+
+#: N-Queens boards up to this n are drawn square by square, ...
+QUEENS_FULL_MAX = 64
+#: ... up to this n as one dot per queen, larger ones as blocks of squares.
+QUEENS_POINTS_MAX = 4096
+#: Blocks per side, at most, of a placement drawn in blocks.
+QUEENS_BLOCKS = 512
+
+
+def _queens_large(ax, cols_of: np.ndarray) -> str:
+    """Draw a placement of n > QUEENS_FULL_MAX queens on ``ax``; return the title's note."""
+    n = len(cols_of)
+    ax.set_facecolor(_LIGHT)
+    if n <= QUEENS_POINTS_MAX:
+        ax.scatter(cols_of, np.arange(n), s=max(0.3, 4000 / n), marker="s", color="#111",
+                   linewidths=0)
+        note = "\none dot per queen"
+    else:
+        k = math.ceil(n / QUEENS_BLOCKS)
+        m = math.ceil(n / k)
+        held = np.zeros((m, m), dtype=bool)
+        held[np.arange(n) // k, cols_of // k] = True
+        ax.imshow(held, cmap=ListedColormap([_LIGHT, "#111111"]), vmin=0, vmax=1,
+                  origin="upper", interpolation="nearest",
+                  extent=(-0.5, m * k - 0.5, m * k - 0.5, -0.5))
+        note = (f"\ndownsampled: each cell a {k:,} x {k:,} block of squares, dark if it "
+                "holds a queen")
+    ax.set_xlim(-0.5, n - 0.5)
+    ax.set_ylim(n - 0.5, -0.5)
+    ax.set_aspect("equal")
+    ax.xaxis.set_ticks_position("top")
+    ax.tick_params(labelsize=7)
+    return note

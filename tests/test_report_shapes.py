@@ -103,6 +103,12 @@ SHAPES = [
         fixed: {mode: first}
         matrix: {n: [4, 8], strategy: [construction, amb]}
      """, None, {"solved": 4}),
+    # a placement of 200,000 queens: drawn in blocks (square by square it needs terabytes)
+    ("nq-construction-large-n", """
+        problem: n_queens
+        fixed: {strategy: construction}
+        matrix: {n: [8, 1000, 200000]}
+     """, None, {"solved": 3}),
     ("nq-count", """
         problem: n_queens
         fixed: {mode: count}
