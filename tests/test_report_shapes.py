@@ -289,19 +289,19 @@ EDITED = textwrap.dedent("""\
 """)
 
 
-@pytest.fixture
-def edited_folder(tmp_path, capsys):
+@pytest.fixture(scope="module")
+def edited_folder(tmp_path_factory):
     """A folder run with budget.nodes 100, then with the config edited to 1,000,000: 12 rows,
     6 of them from the earlier config."""
-    cfg = tmp_path / "edited.yaml"
+    base = tmp_path_factory.mktemp("edited")
+    cfg = base / "edited.yaml"
     cfg.write_text(EDITED)
-    out = tmp_path / "edited"
+    out = base / "edited"
     run = ["run", str(cfg), "--backend", "serial", "--out", str(out), "--quiet"]
     assert main(run) == 0
     cfg.write_text(EDITED.replace("nodes: 100}", "nodes: 1_000_000}"))
     assert main(run) == 0
     assert len(pd.read_parquet(out)) == 12
-    capsys.readouterr()
     return out
 
 
@@ -446,3 +446,28 @@ def test_show_report_and_compare_agree_on_a_uri(edited_folder, tmp_path, capsys)
     assert summary_counts(text)["all"] == 6
     assert main(["compare", uri, str(edited_folder)]) == 0
     assert capsys.readouterr().out.rstrip().endswith("IDENTICAL")
+
+
+def test_a_whole_sweep_is_counted_without_expanding_its_config(tmp_path, monkeypatch,
+                                                               edited_folder):
+    """A folder holding exactly one config's trials needs no expansion (a million-trial sweep
+    takes about a minute to expand); an edited folder is expanded, with the same answer."""
+    from runner import sweep
+    from runner.selection import current_trial_ids, select_rows
+    from runner.store import load_rows
+
+    out = run_shape(tmp_path, monkeypatch, SHAPES[1][1], None)   # 25 node_limit trials
+    df = load_rows(out)
+    expanded = current_trial_ids(out)            # no rows given: expanded
+    assert expanded == set(df["trial_id"]) and len(expanded) == 25
+
+    def refuse(config):
+        raise AssertionError("expanded")
+
+    monkeypatch.setattr(sweep, "iter_trials", refuse)
+    chosen = select_rows(out, df)
+    assert len(chosen.rows) == 25 and chosen.older == 0 and chosen.notes == []
+    with pytest.raises(AssertionError, match="expanded"):   # two configs: expanded
+        select_rows(edited_folder, load_rows(edited_folder))
+    with pytest.raises(AssertionError, match="expanded"):   # a trial missing: expanded
+        select_rows(out, df.iloc[1:])
