@@ -232,8 +232,11 @@ def cmd_show(args, console: Console) -> int:
     df = load_rows(folder)
     meta = newest_meta(folder)
     cfg = json.loads(meta.get("btlab.config", "{}"))
-    chosen = select_rows(folder, df, all_rows=args.all or args.by == "node")
-    df = chosen.rows
+    # --by node: every row (where trials ran, whichever config they belong to)
+    notes: list[str] = []
+    if args.by != "node":
+        chosen = select_rows(folder, df, all_rows=args.all)
+        df, notes = chosen.rows, chosen.notes
     console.print(f"{folder}: {len(df):,} trials of {cfg.get('name', '?')} "
                   f"({df['run_id'].nunique()} run(s))", markup=False)
     overrides = json.loads(meta.get("btlab.overrides", "[]"))
@@ -243,7 +246,7 @@ def cmd_show(args, console: Console) -> int:
         from .summary import print_by_node
         print_by_node(df, console)
         return 0
-    for note in chosen.notes:
+    for note in notes:
         console.print(note, markup=False)
     print_headline(df, console)
     return 1 if (df["status"] == "error").any() else 0
