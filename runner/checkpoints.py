@@ -1,7 +1,9 @@
 """Checkpoints of split trials: finished subtree results saved as they arrive, for resume.
 
 Every finished subtree result of a split trial is appended, as it arrives, to
-``.split/<trial_id>.jsonl`` in the results folder (one JSON line per task,
+``split/<trial_id>.jsonl`` in the results folder's hidden work folder
+(``<parent>/.<name>.btlab/``, :func:`runner.store_read.work_dir`: outside the
+results folder, which holds Parquet files only) (one JSON line per task,
 flushed at once; a line cut short by a kill is ignored). A driver killed
 during a split trial resumes it without re-running the subtrees already
 finished, as long as the plan is the same (same parameters, depth and budget;
@@ -20,8 +22,12 @@ from typing import Any, BinaryIO
 from experiments.core import SearchResult, Status
 from experiments.split import SplitPlan
 
-#: Name of the checkpoint folder inside a results folder.
-CHECKPOINT_DIR = ".split"
+from .store_read import work_dir
+
+#: Name of the checkpoint folder inside a results folder's work folder.
+CHECKPOINT_DIR = "split"
+#: Where older btlab versions kept it: inside the results folder (moved out by a run).
+LEGACY_CHECKPOINT_DIR = ".split"
 
 
 def plan_fingerprint(plan: SplitPlan, max_nodes: int | None) -> str:
@@ -131,10 +137,16 @@ class TrialCheckpoint:
 
 
 class Checkpoints:
-    """The checkpoint folder of a results folder (``<folder>/.split``)."""
+    """The checkpoint folder of a results folder (``split`` in its work folder).
 
-    def __init__(self, folder: str | Path):
-        self.folder = Path(folder) / CHECKPOINT_DIR
+    Args:
+        folder: the local results folder; or, with ``directory=True``, the
+            checkpoint folder itself (a run into a remote URI keeps its
+            checkpoints in a local staging folder).
+    """
+
+    def __init__(self, folder: str | Path, *, directory: bool = False):
+        self.folder = Path(folder) if directory else work_dir(Path(folder)) / CHECKPOINT_DIR
 
     def path(self, trial_id: str) -> Path:
         return self.folder / f"{trial_id}.jsonl"

@@ -1,25 +1,38 @@
 """The on-disk results: one Parquet dataset per sweep, written crash-safe.
 
-``results/<name>/`` holds part files ``part-<run_id>-<seq>.parquet``, each
-written whole to a hidden temporary name in the same folder, flushed to disk
-and renamed into place (``os.replace``), so a crash or a kill never leaves a
-torn part: a reader sees a part entirely or not at all. Hidden files (``.``)
-are skipped by pandas, pyarrow, DuckDB and Polars alike.
+A results folder (``results/<name>/``, any ``--out`` path, or a filesystem URI
+such as ``file:///shared/x`` or ``s3://bucket/prefix``) holds part files
+``part-<run_id>-<seq>.parquet`` and nothing else: pandas, pyarrow, DuckDB and
+Polars read it given its path. Each part is written whole under a temporary
+name outside the folder (in its hidden work folder ``<parent>/.<name>.btlab/``,
+:func:`runner.store_read.work_dir`; on an object store, under that prefix),
+flushed to disk and moved into place, so a crash or a kill never leaves a torn
+part: a reader sees a part entirely or not at all.
 
 Every part carries in its Parquet metadata the schema version
 (:data:`SCHEMA_VERSION`), the config name and problem, and the expanded config.
-A folder holding another config's results or another schema version is
-refused, never silently mixed or overwritten.
+A folder holding another config's rows or another schema version, in any of
+its files, is refused, never silently mixed or overwritten. Every part of a
+folder has the same columns: a run that finds parts written before a column
+was added rewrites them with that column (nulls), so that a reader taking the
+first part's schema (``pd.read_parquet(folder)``) drops no column.
 
-This module writes (:class:`ResultStore`: part files, the folder's lock, the
-mirror). The row layout (:func:`row_schema`, :data:`SCHEMA_VERSION`,
-provenance) lives in :mod:`runner.schema`; reading (finding the parts of a
-folder or URI, their metadata, their rows) in :mod:`runner.store_read`. Their
-public names are re-exported here.
+One run writes a destination at a time (:mod:`runner.store_lock`: a lock where
+the file system has locks, a lease elsewhere). Writing that fails (no space
+left, quota, I/O error, read-only file system) raises
+:class:`~runner.errors.StoreWriteError` (exit status 3) once, leaving the parts
+already written intact and no temporaries behind.
+
+The row layout (:func:`row_schema`, :data:`SCHEMA_VERSION`, provenance) lives
+in :mod:`runner.schema`; reading in :mod:`runner.store_read`; rewriting parts
+(error rows of retried trials, missing columns) in :mod:`runner.store_fix`.
+Their public names are re-exported here.
 """
 
 from __future__ import annotations
 
+import errno
+import io
 import json
 import os
 import time
@@ -32,32 +45,64 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .config import SweepConfig
-from .errors import ResultsError
+from .errors import ResultsError, StoreWriteError
 from .schema import SCHEMA_VERSION, btlab_version, row_schema, software_provenance
+from .store_lock import LEGACY_LOCK, FolderLock, Lease
 from .store_read import (
     PART_PREFIX,
+    PART_SUFFIX,
+    Location,
+    check_identity,
+    checked_parts,
     config_of,
     is_uri,
+    iter_part_tables,
+    list_parts,
     load_rows,
+    locate,
     newest_meta,
     part_files,
     part_metas,
     parts_dataset,
+    read_footer,
     read_meta,
-    remote_fs,
     remote_parts,
+    scan_parts,
+    work_dir,
 )
 
 # Public names: this module's writer and, re-exported, the row layout of runner.schema and
 # the readers of runner.store_read (``from runner.store import part_files`` keeps working).
 __all__ = [
-    "LOCK_NAME", "PART_PREFIX", "SCHEMA_VERSION", "ResultStore", "btlab_version", "config_of",
-    "is_uri", "load_rows", "new_run_id", "newest_meta", "part_files", "read_meta",
-    "remove_stale_temporaries", "row_schema",
+    "LEGACY_LOCK", "PART_PREFIX", "SCHEMA_VERSION", "ResultStore", "btlab_version", "config_of",
+    "is_uri", "load_rows", "new_run_id", "newest_meta", "part_files", "part_metas",
+    "parts_dataset", "read_meta", "remote_parts", "remove_stale_temporaries", "row_schema",
+    "work_dir",
 ]
 
-#: Hidden lock file of a results folder, held by the run writing it.
-LOCK_NAME = ".btlab.lock"
+#: Test hook (with the trial faults of :mod:`runner.execute`, same variable):
+#: ``BTLAB_TEST_FAULT=enospc:N`` makes the write of this run's N-th part (0: the first)
+#: fail as a full disk would, after its temporary is half written; ``edquot``, ``eio``,
+#: ``erofs`` likewise; ``enospc:lock`` fails taking the folder's lock.
+TEST_FAULT_ENV = "BTLAB_TEST_FAULT"
+_FAULTS = {"enospc": errno.ENOSPC, "edquot": errno.EDQUOT, "eio": errno.EIO,
+           "erofs": errno.EROFS}
+
+#: What a write error means, and what to do, by errno.
+_REASONS = {
+    errno.ENOSPC: ("no space left on device", "free space on that device"),
+    errno.EDQUOT: ("disk quota exceeded", "free space or raise your quota"),
+    errno.EROFS: ("read-only file system", "make it writable, or write elsewhere with --out"),
+    errno.EIO: ("input/output error", "check the device (dmesg), or write elsewhere with --out"),
+}
+
+
+def _inject_fault(stage: str) -> None:
+    for item in os.environ.get(TEST_FAULT_ENV, "").split(","):
+        kind, _, at = item.strip().partition(":")
+        if kind in _FAULTS and at == stage:
+            code = _FAULTS[kind]
+            raise OSError(code, f"{os.strerror(code)} (fault injected by {TEST_FAULT_ENV})")
 
 
 def new_run_id() -> str:
@@ -69,10 +114,12 @@ def new_run_id() -> str:
 
 
 class ResultStore:
-    """Appends rows of one sweep to ``folder`` in crash-safe part files.
+    """Appends rows of one sweep to a results folder or URI in crash-safe part files.
 
     Args:
-        folder: ``results/<name>`` (created at the first write).
+        out: ``results/<name>``, another folder, or a filesystem URI
+            (``file:///shared/x``, ``s3://bucket/prefix``: anything ``pyarrow.fs``
+            opens); created at the first write.
         config: the validated config (its name, problem and expanded form go
             into every part's metadata).
         flush_rows: a part is written when this many rows are waiting...
@@ -80,52 +127,57 @@ class ResultStore:
             None (the default) adapts: 2 s at first, growing with the run's
             age (a thirtieth of it) up to 60 s, so that a long run writes few
             parts and a crash loses at most a minute of work.
-        fresh: the run starts over (``--fresh``): the parts in ``folder`` are not
-            checked, since :meth:`clear` will delete them.
-        mirror: a filesystem URI (``s3://bucket/prefix``, ``file:///shared/x``,
-            anything ``pyarrow.fs`` opens) where every part is copied once it
-            is written whole in ``folder``, then a local staging folder: the
-            copy goes to a hidden name and is moved into place, so readers of
-            the URI never see a partial part. Resume counts the trials found
-            in either place, so a lost driver can resume on another machine.
+        fresh: the run starts over (``--fresh``): its parts are not checked,
+            since :meth:`clear` will delete them.
 
     Raises:
-        ResultsError: ``folder`` is a file, is not writable, or holds results of
-            another config or another schema version.
+        ResultsError: ``out`` is a file, is not writable, or holds results of
+            another config or another schema version, or a damaged part.
     """
 
-    def __init__(self, folder: str | Path, config: SweepConfig, *, flush_rows: int = 5000,
-                 flush_seconds: float | None = None, fresh: bool = False,
-                 mirror: str | None = None):
-        self.folder = Path(folder)
-        self.mirror = mirror
+    def __init__(self, out: str | Path, config: SweepConfig, *, flush_rows: int = 5000,
+                 flush_seconds: float | None = None, fresh: bool = False):
+        self.loc: Location = locate(out)
+        self.location = out
+        self.folder: Path | None = self.loc.local
         self.config = config
-        self.schema = row_schema(config.problem)
         self.run_id = new_run_id()
         self.flush_rows = flush_rows
         self.flush_seconds = flush_seconds
+        self.fresh = fresh
         self._rows: list[dict[str, Any]] = []
         self._seq = 0
         self._started = self._last_flush = time.monotonic()
         self.rows_written = 0
-        self._lock_fd: int | None = None
+        self.rewritten = 0
+        self._lock: FolderLock | None = None
+        self._lease: Lease | None = None
         self._created: list[Path] = []
-        self._check_folder(contents=not fresh)
+        self._broken: StoreWriteError | None = None
         self._provenance = {
             "run_id": self.run_id, "problem": config.problem.name, **software_provenance()}
+        self.identity = (str(SCHEMA_VERSION), config.name, config.problem.name)
         meta = {"btlab.schema_version": str(SCHEMA_VERSION),
                 "btlab.config_name": config.name, "btlab.problem": config.problem.name,
                 "btlab.config": json.dumps(config.expanded(), sort_keys=True),
                 "btlab.run_id": self.run_id, "btlab.overrides": json.dumps(config.overrides)}
-        self.schema = self.schema.with_metadata(meta)
+        self._meta = meta
+        self.schema = row_schema(config.problem).with_metadata(meta)
+        self._check_destination()
+        if not fresh:
+            self._check_contents()
 
-    def _check_folder(self, contents: bool = True) -> None:
+    # ------------------------------------------------------------------ checks
+
+    def _check_destination(self) -> None:
         folder = self.folder
+        if folder is None:
+            return
         if folder.exists() and not folder.is_dir():
             raise ResultsError(f"{folder}: the output path is a file, not a folder\n"
                                "  fix: remove the file or choose another path with --out")
         probe = folder if folder.exists() else next(
-            (p for p in folder.parents if p.exists()), Path("."))
+            (p for p in folder.absolute().parents if p.exists()), Path("."))
         if not probe.is_dir():
             raise ResultsError(f"{folder}: cannot be created: {probe} is a file, not a folder\n"
                                "  fix: choose another path with --out")
@@ -133,60 +185,130 @@ class ResultStore:
         if problem:
             raise ResultsError(f"{folder}: not writable ({probe}: {problem})\n"
                                "  fix: choose a writable folder with --out")
-        if not contents:  # --fresh: its parts are about to be deleted, whatever they hold
-            return
-        metas = [read_meta(p) for p in part_files(folder)[:1] + part_files(folder)[-1:]]
-        if self.mirror:
-            try:
-                metas += part_metas(self.mirror)[-1:]
-            except (OSError, ValueError) as exc:
-                raise ResultsError(f"{self.mirror}: cannot be read: {exc}\n"
-                                   "  fix: check the URI and the credentials") from None
-        for meta in metas:
+
+    def _check_contents(self) -> list:
+        """Every file of the destination readable and of this config; returns their footers."""
+        try:
+            loc, infos = scan_parts(self.loc)
+        except OSError as exc:  # a remote store that cannot be listed
+            raise ResultsError(f"{self.loc.text}: cannot be read: {exc}\n"
+                               "  fix: check the URI and the credentials") from None
+        if infos and not any(i.identity == self.identity for i in infos):
+            meta = infos[-1].meta
             version = meta.get("btlab.schema_version")
-            if version != str(SCHEMA_VERSION):
+            if version != str(SCHEMA_VERSION) and meta.get("btlab.config_name"):
                 raise ResultsError(
-                    f"{folder}: holds results in schema version {version or 'unknown'}, "
+                    f"{self.loc.text}: holds results in schema version {version or 'unknown'}, "
                     f"this btlab writes version {SCHEMA_VERSION}\n"
                     "  fix: write elsewhere with --out, or start over with --fresh")
             name, stored = meta.get("btlab.config_name"), meta.get("btlab.problem")
-            if name != self.config.name or stored != self.config.problem.name:
-                raise ResultsError(
-                    f"{folder}: holds results of config {name!r} ({stored}), "
-                    f"not of {self.config.name!r} ({self.config.problem.name})\n"
-                    "  fix: write elsewhere with --out, or start over with --fresh")
+            raise ResultsError(
+                f"{self.loc.text}: holds results of config {name!r} ({stored}), "
+                f"not of {self.config.name!r} ({self.config.problem.name})\n"
+                "  fix: write elsewhere with --out, or start over with --fresh")
+        checked_parts(loc, self.identity)
+        return infos
+
+    # ------------------------------------------------------------------ lock
 
     def lock(self) -> int:
-        """Make the folder, take its lock and delete temporaries a killed run left behind.
+        """Take the destination (lock or lease), tidy it, bring old parts to this schema.
 
-        The lock (``flock`` on the hidden file ``.btlab.lock``) is held until this
-        process exits, however it exits (the kernel releases it even after a
-        SIGKILL), so two runs never write the same folder at once.
+        Deletes the temporaries a killed run left, moves what an older btlab kept
+        inside the folder (its lock file, split checkpoints) out of it, and
+        rewrites parts that lack columns of this btlab's schema (nulls there).
+        Held until :meth:`close` (a lock is released by the kernel however this
+        process exits; a lease expires).
 
         Returns:
             How many stale temporary files were deleted.
 
         Raises:
-            ResultsError: another btlab run holds the lock.
+            ResultsError: another btlab run holds the destination.
+            StoreWriteError: the lock or a rewrite cannot be written (disk full...).
         """
-        import fcntl
-
-        # the folders this run creates, innermost first (removed again if it writes nothing)
-        self._created = [p for p in (self.folder, *self.folder.parents) if not p.exists()]
-        self.folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            other = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
-            os.close(fd)
-            raise ResultsError(
-                f"{self.folder}: another btlab run (pid {other}) is writing here\n"
-                "  fix: wait for it to finish, or write elsewhere with --out") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
-        self._lock_fd = fd
-        return remove_stale_temporaries(self.folder)
+            if self.folder is not None:
+                self._created = [p for p in (self.folder.absolute(),
+                                             *self.folder.absolute().parents) if not p.exists()]
+                _inject_fault("lock")
+                self.folder.mkdir(parents=True, exist_ok=True)
+                self._lock = FolderLock(self.folder)
+                self._lock.acquire()
+                stale = remove_stale_temporaries(self.folder)
+                _move_legacy_checkpoints(self.folder)
+            else:
+                self._lease = Lease(self.loc)
+                self._lease.acquire()
+                stale = self._remove_remote_temporaries()
+            if not self.fresh:
+                from .store_fix import bring_to_schema
+
+                self.schema = bring_to_schema(self, self._check_contents())
+        except OSError as exc:
+            self._release()
+            raise self._failure(exc, "taking", str(self.loc.text)) from None
+        except BaseException:
+            self._release()
+            raise
+        return stale
+
+    def _remove_remote_temporaries(self) -> int:
+        import pyarrow.fs as pafs
+
+        base = self._tmp_prefix()
+        infos = self.loc.fs.get_file_info(pafs.FileSelector(base, allow_not_found=True))
+        stale = [i.path for i in infos if i.path.endswith(".tmp")]
+        for path in stale:
+            self.loc.fs.delete_file(path)
+        return len(stale)
+
+    # ------------------------------------------------------------------ what is there
+
+    def has_parts(self) -> bool:
+        """True when the destination holds at least one part file."""
+        return bool(list_parts(self.loc))
+
+    def checkpoints(self):
+        """The :class:`~runner.checkpoints.Checkpoints` of this run's split trials.
+
+        In the work folder of a local destination; for a remote one, in the local
+        staging folder ``results/.staging/<name>-<hash of the URI>/split``.
+        """
+        import hashlib
+
+        from .checkpoints import Checkpoints
+
+        if self.folder is not None:
+            return Checkpoints(self.folder)
+        digest = hashlib.blake2b(self.loc.text.encode(), digest_size=4).hexdigest()
+        return Checkpoints(Path("results") / ".staging" / f"{self.config.name}-{digest}" /
+                           "split", directory=True)
+
+    def existing_ids(self) -> set[str]:
+        """Trial ids written at the destination, whatever their status."""
+        ids: set[str] = set()
+        for _, table in iter_part_tables(self.loc, ["trial_id"]):
+            ids.update(table.column("trial_id").to_pylist())
+        return ids
+
+    def resume(self, wanted: set[str], retry_errors: bool = True) -> tuple[set[str], int]:
+        """The trial ids a rerun skips, after taking out the error rows of trials to retry.
+
+        Only what is at the destination counts. With ``retry_errors``, the rows
+        with status ``error`` of trials in ``wanted`` are removed from their part
+        files now, before those trials run again (:func:`runner.store_fix.drop_rows`),
+        so a crash in between leaves the trial with no row, which the next run
+        runs, and never with two.
+
+        Returns:
+            (trial ids done, how many trials with error rows will run again)
+        """
+        from .store_fix import drop_error_rows
+
+        if not retry_errors:
+            return self.existing_ids(), 0
+        return drop_error_rows(self, wanted)
 
     def record_config(self) -> bool:
         """Write an empty part carrying this config, if the newest part carries another.
@@ -198,45 +320,35 @@ class ResultStore:
         Returns:
             True when a part was written.
         """
-        stored = newest_meta(self.folder).get("btlab.config")
-        if stored == self.schema.metadata[b"btlab.config"].decode():
+        stored = newest_meta(self.loc).get("btlab.config")
+        if stored == self._meta["btlab.config"]:
             return False
         self._write(pa.Table.from_pylist([], schema=self.schema))
         return True
 
-    def existing_ids(self) -> set[str]:
-        """Trial ids already written, here or in the mirror (resume skips them)."""
-        ids: set[str] = set()
-        for where in (self.folder, self.mirror):
-            data = parts_dataset(where) if where else None
-            if data is not None:
-                ids.update(data.to_table(columns=["trial_id"]).column("trial_id").to_pylist())
-        return ids
-
     def clear(self) -> int:
-        """Delete every part file, here and in the mirror (``--fresh``); returns how many."""
-        parts = part_files(self.folder)
-        for part in parts:
-            part.unlink()
-        gone = len(parts)
-        if self.mirror:
-            fs, remote = remote_parts(self.mirror)
-            for path in remote:
-                fs.delete_file(path)
-            gone += len(remote)
-        return gone
+        """Delete this folder's part files (``--fresh``); returns how many.
 
-    def _upload(self, part: Path, mirror: str) -> None:
-        """Copy a finished part to ``mirror``: a hidden name first, then moved into place."""
-        fs, base = remote_fs(mirror)
-        fs.create_dir(base, recursive=True)
-        tmp = f"{base.rstrip('/')}/.{part.name}.{uuid.uuid4().hex[:8]}.tmp"
-        with fs.open_output_stream(tmp) as out:
-            out.write(part.read_bytes())
-        fs.move(tmp, f"{base.rstrip('/')}/{part.name}")
+        Only btlab's own ``part-*.parquet`` files go; any other Parquet file
+        found there must be of this config, else the folder is refused first.
+        """
+        loc = self.loc
+        paths = list_parts(loc)
+        ours = [p for p in paths if p.rsplit("/", 1)[0] == loc.base and
+                p.rsplit("/", 1)[1].startswith(PART_PREFIX)]
+        others = [p for p in paths if p not in ours]
+        if others:
+            check_identity(loc, [read_footer(loc, p) for p in others], self.identity)
+        for path in ours:
+            loc.fs.delete_file(path)
+        return len(ours)
+
+    # ------------------------------------------------------------------ writing
 
     def add(self, row: dict[str, Any]) -> None:
         """Queue one row; writes a part when enough rows or time have gathered."""
+        if self._broken is not None:
+            raise self._broken
         row.update(self._provenance)
         self._rows.append(row)
         now = time.monotonic()
@@ -247,54 +359,145 @@ class ResultStore:
             self.flush()
 
     def flush(self) -> None:
-        """Write the queued rows as one part file, atomically."""
+        """Write the queued rows as one part file, atomically.
+
+        After a failed write (:class:`StoreWriteError`, raised once) it does nothing.
+        """
         self._last_flush = time.monotonic()
-        if not self._rows:
+        if not self._rows or self._broken is not None:
             return
         self._write(pa.Table.from_pylist(self._rows, schema=self.schema))
         self.rows_written += len(self._rows)
         self._rows = []
 
     def _write(self, table: pa.Table) -> None:
-        """Write ``table`` as the next part.
+        """Write ``table`` as this run's next part."""
+        name = f"{PART_PREFIX}{self.run_id}-{self._seq:05d}{PART_SUFFIX}"
+        written = datetime.now(timezone.utc).isoformat(timespec="microseconds")
+        meta = {**table.schema.metadata, b"btlab.written_at": written.encode()}
+        self.put(self.loc.path(name), table.replace_schema_metadata(meta), str(self._seq))
+        self._seq += 1
 
-        To a hidden temporary, fsync, rename, fsync the folder.
+    def put(self, path: str, table: pa.Table, stage: str = "") -> None:
+        """Write ``table`` whole to ``fs`` path ``path`` of the destination, atomically.
+
+        A temporary outside the folder, flushed to disk, then moved into place
+        (replacing a file there). ``stage``: the name of the write for the test hook.
+
+        Raises:
+            StoreWriteError: the write failed (nothing is left half-written).
         """
-        self.folder.mkdir(parents=True, exist_ok=True)
-        name = f"{PART_PREFIX}{self.run_id}-{self._seq:05d}.parquet"
-        tmp = self.folder / f".{name}.{uuid.uuid4().hex[:8]}.tmp"
+        if self._broken is not None:
+            raise self._broken
+        try:
+            if self.folder is not None:
+                self._put_local(Path(path), table, stage)
+            else:
+                self._put_remote(path, table, stage)
+        except OSError as exc:
+            self._broken = self._failure(exc, "writing", self.loc.shown(path))
+            self._rows = []
+            raise self._broken from None
+
+    def _put_local(self, path: Path, table: pa.Table, stage: str) -> None:
+        assert self.folder is not None
+        if not self.folder.is_dir():
+            self._created = self._created or [
+                p for p in (self.folder.absolute(), *self.folder.absolute().parents)
+                if not p.exists()]
+            self.folder.mkdir(parents=True, exist_ok=True)
+        work = work_dir(self.folder)
+        work.mkdir(exist_ok=True)
+        # a rename moves a file within one file system only: a folder that is a mount
+        # point of its own keeps its temporaries in itself, hidden
+        tmp_dir = work if os.stat(work).st_dev == os.stat(self.folder).st_dev else self.folder
+        tmp = tmp_dir / f".{path.name}.{uuid.uuid4().hex[:8]}.tmp"
         try:
             with open(tmp, "wb") as fh:
-                written = datetime.now(timezone.utc).isoformat(timespec="microseconds")
-                meta = {**table.schema.metadata, b"btlab.written_at": written.encode()}
-                pq.write_table(table.replace_schema_metadata(meta), fh, compression="zstd")
+                pq.write_table(table, fh, compression="zstd")
+                _inject_fault(stage)
                 fh.flush()
                 os.fsync(fh.fileno())
-            os.replace(tmp, self.folder / name)
+            os.replace(tmp, path)
         finally:
-            if tmp.exists():
-                tmp.unlink()
-        _fsync_dir(self.folder)
-        self._seq += 1
-        if self.mirror:
-            self._upload(self.folder / name, self.mirror)
+            tmp.unlink(missing_ok=True)
+            if self._lock is None:  # no run holds the work folder: leave none behind
+                _rmdir_quietly(work)
+        _fsync_dir(path.parent)
+
+    def _tmp_prefix(self) -> str:
+        from .store_lock import lease_key
+
+        return lease_key(self.loc).rsplit("/", 1)[0] + "/tmp"
+
+    def _put_remote(self, path: str, table: pa.Table, stage: str) -> None:
+        fs = self.loc.fs
+        if self._lease is not None:
+            self._lease.check()
+        buf = io.BytesIO()
+        pq.write_table(table, buf, compression="zstd")
+        tmp = f"{self._tmp_prefix()}/{path.rsplit('/', 1)[1]}.{uuid.uuid4().hex[:8]}.tmp"
+        fs.create_dir(tmp.rsplit("/", 1)[0], recursive=True)
+        fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+        try:
+            with fs.open_output_stream(tmp) as out:
+                out.write(buf.getvalue()[: len(buf.getvalue()) // 2])
+                _inject_fault(stage)
+                out.write(buf.getvalue()[len(buf.getvalue()) // 2:])
+            fs.move(tmp, path)
+        except BaseException:
+            try:
+                fs.delete_file(tmp)
+            except OSError:
+                pass
+            raise
+
+    def _failure(self, exc: OSError, doing: str, what: str) -> StoreWriteError:
+        reason, fix = _REASONS.get(exc.errno or 0, (
+            exc.strerror or (str(exc).strip().splitlines() or [type(exc).__name__])[0],
+            "fix the cause above"))
+        if doing == "taking":
+            kept = "nothing was run or written"
+        else:
+            kept = (f"the {self.rows_written:,} row(s) this run wrote before, and every "
+                    f"earlier part in {self.loc.text}, are intact")
+        return StoreWriteError(f"{reason} {doing} {what}: {kept}\n"
+                               f"  fix: {fix}, then run the same command to resume (it runs "
+                               "only the trials whose rows are not there)")
 
     def close(self) -> None:
-        """Write what is queued and release the folder's lock."""
+        """Write what is queued and release the destination (lock or lease)."""
         try:
             self.flush()
         finally:
-            if self._lock_fd is not None:
-                if self._created and self._seq == 0:
-                    # nothing written: leave no trace of the folders this run made
-                    (self.folder / LOCK_NAME).unlink(missing_ok=True)
-                    for folder in self._created:
-                        try:
-                            folder.rmdir()  # only if empty
-                        except OSError:
-                            break
-                os.close(self._lock_fd)  # closing the descriptor releases the flock
-                self._lock_fd = None
+            self._release()
+
+    def _release(self) -> None:
+        if self._lease is not None:
+            self._lease.release()
+            self._lease = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+        if self.folder is not None:
+            _rmdir_quietly(work_dir(self.folder))
+            if self._seq == 0 and not self.rewritten:
+                # nothing written: leave no trace of the folders this run made
+                for folder in self._created:
+                    if not _rmdir_quietly(folder):
+                        break
+                self._created = []
+
+
+def _rmdir_quietly(folder: Path) -> bool:
+    """Remove ``folder`` if it is empty; True when it is gone."""
+    try:
+        folder.rmdir()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return True
 
 
 def _not_writable(folder: Path) -> str:
@@ -330,13 +533,30 @@ def _fsync_dir(folder: Path) -> None:
 def remove_stale_temporaries(folder: Path) -> int:
     """Delete temporary files a killed run left behind; returns how many.
 
-    Call it only holding the folder's lock (:meth:`ResultStore.lock`): the
-    temporaries of a run still writing would go too.
+    In the folder's work folder, and hidden in the folder itself (where older
+    btlab versions, and a folder that is a mount point, keep them). Call it only
+    holding the folder's lock (:meth:`ResultStore.lock`): the temporaries of a
+    run still writing would go too.
     """
-    if not folder.is_dir():
-        return 0
-    stale = [p for p in folder.iterdir() if p.name.startswith(".") and (
-        p.name.endswith(".tmp") or p.name.startswith(".btlab-probe-"))]
+    stale: list[Path] = []
+    for where in (Path(folder), work_dir(folder)):
+        if where.is_dir():
+            stale += [p for p in where.iterdir() if p.name.startswith(".") and (
+                p.name.endswith(".tmp") or p.name.startswith(".btlab-probe-"))]
     for p in stale:
         p.unlink(missing_ok=True)
     return len(stale)
+
+
+def _move_legacy_checkpoints(folder: Path) -> None:
+    """Move split checkpoints an older btlab kept in ``<folder>/.split`` to the work folder."""
+    from .checkpoints import CHECKPOINT_DIR, LEGACY_CHECKPOINT_DIR
+
+    old = Path(folder) / LEGACY_CHECKPOINT_DIR
+    if not old.is_dir():
+        return
+    new = work_dir(folder) / CHECKPOINT_DIR
+    new.mkdir(parents=True, exist_ok=True)
+    for f in old.iterdir():
+        os.replace(f, new / f.name)
+    old.rmdir()
