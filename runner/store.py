@@ -394,6 +394,10 @@ class ResultStore:
                 self._put_local(Path(path), table, stage)
             else:
                 self._put_remote(path, table, stage)
+        except StoreWriteError as exc:  # the lease was lost
+            self._broken = exc
+            self._rows = []
+            raise
         except OSError as exc:
             self._broken = self._failure(exc, "writing", self.loc.shown(path))
             self._rows = []
