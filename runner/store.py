@@ -2,39 +2,29 @@
 
 A results folder (``results/<name>/``, any ``--out`` path, or a filesystem URI
 such as ``file:///shared/x`` or ``s3://bucket/prefix``) holds part files
-``part-<run_id>-<seq>.parquet`` and nothing else: pandas, pyarrow, DuckDB and
+``part-<run_id>-<seq>.parquet`` and nothing else, so pandas, pyarrow, DuckDB and
 Polars read it given its path. Each part is written whole under a temporary
-name outside the folder (in its hidden work folder ``<parent>/.<name>.btlab/``,
-:func:`runner.store_read.work_dir`; on an object store, under that prefix),
-flushed to disk and moved into place, so a crash or a kill never leaves a torn
-part: a reader sees a part entirely or not at all.
+name outside the folder (in the hidden work folder ``<parent>/.<name>.btlab/``,
+:func:`runner.store_read.work_dir`), flushed to disk and moved into place: a
+reader sees a part entirely or not at all, whatever kills the run.
 
-Every part carries in its Parquet metadata the schema version
-(:data:`SCHEMA_VERSION`), the config name and problem, and the expanded config.
-A folder holding another config's rows or another schema version, in any of
-its files, is refused, never silently mixed or overwritten. Every part of a
-folder has the same columns: a run that finds parts written before a column
-was added rewrites them with that column (nulls), so that a reader taking the
-first part's schema (``pd.read_parquet(folder)``) drops no column.
+Every part carries in its metadata the schema version (:data:`SCHEMA_VERSION`),
+the config name, problem and expanded config. A folder holding another config's
+rows or another schema version, in any file, is refused. A run brings parts
+written before a column was added to the current columns
+(:mod:`runner.store_fix`), so readers taking the first part's schema
+(``pd.read_parquet(folder)``) drop none. One run writes a destination at a time
+(:mod:`runner.store_lock`). A failed write (no space, quota, I/O error,
+read-only) raises :class:`~runner.errors.StoreWriteError` (exit status 3) once,
+leaving the parts written before intact and no temporary behind
+(:mod:`runner.store_io`).
 
-One run writes a destination at a time (:mod:`runner.store_lock`: a lock where
-the file system has locks, a lease elsewhere). Writing that fails (no space
-left, quota, I/O error, read-only file system) raises
-:class:`~runner.errors.StoreWriteError` (exit status 3) once, leaving the parts
-already written intact and no temporaries behind.
-
-The row layout (:func:`row_schema`, :data:`SCHEMA_VERSION`, provenance) lives
-in :mod:`runner.schema`; reading in :mod:`runner.store_read`; rewriting parts
-(error rows of retried trials, missing columns) in :mod:`runner.store_fix`.
-Their public names are re-exported here.
+The row layout lives in :mod:`runner.schema`, reading in :mod:`runner.store_read`;
+their public names are re-exported here.
 """
-
 from __future__ import annotations
 
-import errno
-import io
 import json
-import os
 import time
 import uuid
 from datetime import datetime, timezone
@@ -42,12 +32,23 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from .config import SweepConfig
 from .errors import ResultsError, StoreWriteError
 from .schema import SCHEMA_VERSION, btlab_version, row_schema, software_provenance
-from .store_lock import LEGACY_LOCK, FolderLock, Lease
+from .store_io import (
+    TEST_FAULT_ENV,
+    check_writable,
+    inject_fault,
+    move_legacy_checkpoints,
+    remove_remote_temporaries,
+    remove_stale_temporaries,
+    rmdir_quietly,
+    write_failure,
+    write_local,
+    write_remote,
+)
+from .store_lock import LEGACY_LOCK, FolderLock, Lease, lease_key
 from .store_read import (
     PART_PREFIX,
     PART_SUFFIX,
@@ -77,33 +78,8 @@ __all__ = [
     "LEGACY_LOCK", "PART_PREFIX", "SCHEMA_VERSION", "ResultStore", "btlab_version", "config_of",
     "is_uri", "load_rows", "new_run_id", "newest_meta", "part_files", "part_metas",
     "parts_dataset", "read_meta", "remote_parts", "remove_stale_temporaries", "row_schema",
-    "work_dir",
+    "work_dir", "TEST_FAULT_ENV",
 ]
-
-#: Test hook (with the trial faults of :mod:`runner.execute`, same variable):
-#: ``BTLAB_TEST_FAULT=enospc:N`` makes the write of this run's N-th part (0: the first)
-#: fail as a full disk would, after its temporary is half written; ``edquot``, ``eio``,
-#: ``erofs`` likewise; ``enospc:lock`` fails taking the folder's lock.
-TEST_FAULT_ENV = "BTLAB_TEST_FAULT"
-_FAULTS = {"enospc": errno.ENOSPC, "edquot": errno.EDQUOT, "eio": errno.EIO,
-           "erofs": errno.EROFS}
-
-#: What a write error means, and what to do, by errno.
-_REASONS = {
-    errno.ENOSPC: ("no space left on device", "free space on that device"),
-    errno.EDQUOT: ("disk quota exceeded", "free space or raise your quota"),
-    errno.EROFS: ("read-only file system", "make it writable, or write elsewhere with --out"),
-    errno.EIO: ("input/output error", "check the device (dmesg), or write elsewhere with --out"),
-}
-
-
-def _inject_fault(stage: str) -> None:
-    for item in os.environ.get(TEST_FAULT_ENV, "").split(","):
-        kind, _, at = item.strip().partition(":")
-        if kind in _FAULTS and at == stage:
-            code = _FAULTS[kind]
-            raise OSError(code, f"{os.strerror(code)} (fault injected by {TEST_FAULT_ENV})")
-
 
 def new_run_id() -> str:
     """A run id: UTC time to the second plus 6 random hex digits.
@@ -163,28 +139,12 @@ class ResultStore:
                 "btlab.run_id": self.run_id, "btlab.overrides": json.dumps(config.overrides)}
         self._meta = meta
         self.schema = row_schema(config.problem).with_metadata(meta)
-        self._check_destination()
+        if self.folder is not None:
+            check_writable(self.folder)
         if not fresh:
             self._check_contents()
 
     # ------------------------------------------------------------------ checks
-
-    def _check_destination(self) -> None:
-        folder = self.folder
-        if folder is None:
-            return
-        if folder.exists() and not folder.is_dir():
-            raise ResultsError(f"{folder}: the output path is a file, not a folder\n"
-                               "  fix: remove the file or choose another path with --out")
-        probe = folder if folder.exists() else next(
-            (p for p in folder.absolute().parents if p.exists()), Path("."))
-        if not probe.is_dir():
-            raise ResultsError(f"{folder}: cannot be created: {probe} is a file, not a folder\n"
-                               "  fix: choose another path with --out")
-        problem = _not_writable(probe)
-        if problem:
-            raise ResultsError(f"{folder}: not writable ({probe}: {problem})\n"
-                               "  fix: choose a writable folder with --out")
 
     def _check_contents(self) -> list:
         """Every file of the destination readable and of this config; returns their footers."""
@@ -231,16 +191,16 @@ class ResultStore:
             if self.folder is not None:
                 self._created = [p for p in (self.folder.absolute(),
                                              *self.folder.absolute().parents) if not p.exists()]
-                _inject_fault("lock")
+                inject_fault("lock")
                 self.folder.mkdir(parents=True, exist_ok=True)
                 self._lock = FolderLock(self.folder)
                 self._lock.acquire()
                 stale = remove_stale_temporaries(self.folder)
-                _move_legacy_checkpoints(self.folder)
+                move_legacy_checkpoints(self.folder)
             else:
                 self._lease = Lease(self.loc)
                 self._lease.acquire()
-                stale = self._remove_remote_temporaries()
+                stale = remove_remote_temporaries(self.loc.fs, self._tmp_prefix())
             if not self.fresh:
                 from .store_fix import bring_to_schema
 
@@ -252,16 +212,6 @@ class ResultStore:
             self._release()
             raise
         return stale
-
-    def _remove_remote_temporaries(self) -> int:
-        import pyarrow.fs as pafs
-
-        base = self._tmp_prefix()
-        infos = self.loc.fs.get_file_info(pafs.FileSelector(base, allow_not_found=True))
-        stale = [i.path for i in infos if i.path.endswith(".tmp")]
-        for path in stale:
-            self.loc.fs.delete_file(path)
-        return len(stale)
 
     # ------------------------------------------------------------------ what is there
 
@@ -412,62 +362,27 @@ class ResultStore:
             self.folder.mkdir(parents=True, exist_ok=True)
         work = work_dir(self.folder)
         work.mkdir(exist_ok=True)
-        # a rename moves a file within one file system only: a folder that is a mount
-        # point of its own keeps its temporaries in itself, hidden
-        tmp_dir = work if os.stat(work).st_dev == os.stat(self.folder).st_dev else self.folder
-        tmp = tmp_dir / f".{path.name}.{uuid.uuid4().hex[:8]}.tmp"
         try:
-            with open(tmp, "wb") as fh:
-                pq.write_table(table, fh, compression="zstd")
-                _inject_fault(stage)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
+            write_local(path, table, work, stage)
         finally:
-            tmp.unlink(missing_ok=True)
             if self._lock is None:  # no run holds the work folder: leave none behind
-                _rmdir_quietly(work)
-        _fsync_dir(path.parent)
+                rmdir_quietly(work)
 
     def _tmp_prefix(self) -> str:
-        from .store_lock import lease_key
-
         return lease_key(self.loc).rsplit("/", 1)[0] + "/tmp"
 
     def _put_remote(self, path: str, table: pa.Table, stage: str) -> None:
-        fs = self.loc.fs
         if self._lease is not None:
             self._lease.check()
-        buf = io.BytesIO()
-        pq.write_table(table, buf, compression="zstd")
-        tmp = f"{self._tmp_prefix()}/{path.rsplit('/', 1)[1]}.{uuid.uuid4().hex[:8]}.tmp"
-        fs.create_dir(tmp.rsplit("/", 1)[0], recursive=True)
-        fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
-        try:
-            with fs.open_output_stream(tmp) as out:
-                out.write(buf.getvalue()[: len(buf.getvalue()) // 2])
-                _inject_fault(stage)
-                out.write(buf.getvalue()[len(buf.getvalue()) // 2:])
-            fs.move(tmp, path)
-        except BaseException:
-            try:
-                fs.delete_file(tmp)
-            except OSError:
-                pass
-            raise
+        write_remote(self.loc.fs, path, table, self._tmp_prefix(), stage)
 
     def _failure(self, exc: OSError, doing: str, what: str) -> StoreWriteError:
-        reason, fix = _REASONS.get(exc.errno or 0, (
-            exc.strerror or (str(exc).strip().splitlines() or [type(exc).__name__])[0],
-            "fix the cause above"))
         if doing == "taking":
             kept = "nothing was run or written"
         else:
             kept = (f"the {self.rows_written:,} row(s) this run wrote before, and every "
                     f"earlier part in {self.loc.text}, are intact")
-        return StoreWriteError(f"{reason} {doing} {what}: {kept}\n"
-                               f"  fix: {fix}, then run the same command to resume (it runs "
-                               "only the trials whose rows are not there)")
+        return write_failure(exc, f"{doing} {what}", kept)
 
     def close(self) -> None:
         """Write what is queued and release the destination (lock or lease)."""
@@ -484,83 +399,10 @@ class ResultStore:
             self._lock.release()
             self._lock = None
         if self.folder is not None:
-            _rmdir_quietly(work_dir(self.folder))
+            rmdir_quietly(work_dir(self.folder))
             if self._seq == 0 and not self.rewritten:
                 # nothing written: leave no trace of the folders this run made
                 for folder in self._created:
-                    if not _rmdir_quietly(folder):
+                    if not rmdir_quietly(folder):
                         break
                 self._created = []
-
-
-def _rmdir_quietly(folder: Path) -> bool:
-    """Remove ``folder`` if it is empty; True when it is gone."""
-    try:
-        folder.rmdir()
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False
-    return True
-
-
-def _not_writable(folder: Path) -> str:
-    """Why files cannot be created in ``folder`` ("" when they can).
-
-    Creates and deletes a hidden probe file: ``os.access`` is no test (it says
-    yes to root everywhere, and knows nothing of read-only mounts).
-    """
-    probe = folder / f".btlab-probe-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    try:
-        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    os.close(fd)
-    try:
-        os.unlink(probe)
-    except OSError as exc:
-        return f"a file created there cannot be deleted: {exc.strerror or exc}"
-    return ""
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def remove_stale_temporaries(folder: Path) -> int:
-    """Delete temporary files a killed run left behind; returns how many.
-
-    In the folder's work folder, and hidden in the folder itself (where older
-    btlab versions, and a folder that is a mount point, keep them). Call it only
-    holding the folder's lock (:meth:`ResultStore.lock`): the temporaries of a
-    run still writing would go too.
-    """
-    stale: list[Path] = []
-    for where in (Path(folder), work_dir(folder)):
-        if where.is_dir():
-            stale += [p for p in where.iterdir() if p.name.startswith(".") and (
-                p.name.endswith(".tmp") or p.name.startswith(".btlab-probe-"))]
-    for p in stale:
-        p.unlink(missing_ok=True)
-    return len(stale)
-
-
-def _move_legacy_checkpoints(folder: Path) -> None:
-    """Move split checkpoints an older btlab kept in ``<folder>/.split`` to the work folder."""
-    from .checkpoints import CHECKPOINT_DIR, LEGACY_CHECKPOINT_DIR
-
-    old = Path(folder) / LEGACY_CHECKPOINT_DIR
-    if not old.is_dir():
-        return
-    new = work_dir(folder) / CHECKPOINT_DIR
-    new.mkdir(parents=True, exist_ok=True)
-    for f in old.iterdir():
-        os.replace(f, new / f.name)
-    old.rmdir()
