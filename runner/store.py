@@ -207,7 +207,7 @@ class ResultStore:
                 self.schema = bring_to_schema(self, self._check_contents())
         except OSError as exc:
             self._release()
-            raise self._failure(exc, "taking", str(self.loc.text)) from None
+            raise self._failure(exc, "locking", str(self.loc.text)) from None
         except BaseException:
             self._release()
             raise
@@ -377,7 +377,7 @@ class ResultStore:
         write_remote(self.loc.fs, path, table, self._tmp_prefix(), stage)
 
     def _failure(self, exc: OSError, doing: str, what: str) -> StoreWriteError:
-        if doing == "taking":
+        if doing == "locking":
             kept = "nothing was run or written"
         else:
             kept = (f"the {self.rows_written:,} row(s) this run wrote before, and every "

@@ -148,3 +148,27 @@ def test_a_rerun_with_nothing_to_run_also_brings_old_parts_to_every_column(folde
     assert "6 already in" in capsys.readouterr().out
     assert "split_resumed" in pd.read_parquet(out).columns
     assert_every_reader(out, 6, {"split_resumed"})
+
+
+def test_a_folder_of_an_older_btlab_is_tidied_by_the_next_run(folder, capsys):
+    """An older btlab kept its lock file and split checkpoints inside the folder, which
+    Polars cannot read; the next run moves them out (refusing while an old run holds it)."""
+    import fcntl
+    import os
+
+    cfg, out = folder
+    (out / ".btlab.lock").write_text("123\n")
+    (out / ".split").mkdir()
+    (out / ".split" / "0123456789abcdef.jsonl").write_text('{"plan": "x", "tasks": 4}\n')
+    with pytest.raises(Exception, match="directory contained paths with different"):
+        pl.read_parquet(str(out))
+    fd = os.open(out / ".btlab.lock", os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # an older btlab still writing
+    try:
+        assert run_serial(cfg, out) == 2
+        assert "an older btlab run is writing here" in capsys.readouterr().err
+    finally:
+        os.close(fd)
+    assert run_serial(cfg, out) == 0
+    assert sorted(p.name[:5] for p in out.iterdir()) == ["part-"]
+    assert_every_reader(out, 6, {"trial_id"})

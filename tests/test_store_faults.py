@@ -462,3 +462,17 @@ def test_a_failed_rewrite_of_an_error_row_changes_nothing(tmp_path, capsys, monk
     assert f"no space left on device writing {out}/part-" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert sorted(os.listdir(tmp_path)) == ["res", "s.yaml"]
+
+
+def test_a_failed_write_on_the_ray_backend_exits_3_with_one_message(
+        tmp_path, ray_session, capsys, monkeypatch, small_parts):
+    cfg = write(tmp_path / "s.yaml", SWEEP)
+    out = tmp_path / "res"
+    monkeypatch.setenv("BTLAB_TEST_FAULT", "enospc:1")
+    capsys.readouterr()
+    assert run_main("run", cfg, "--out", out, "--quiet", "--workers", "2") == 3
+    err = capsys.readouterr().err
+    assert err.startswith(f"btlab: no space left on device writing {out}/part-")
+    assert "the 2 row(s) this run wrote before" in err and "Traceback" not in err
+    assert len(pd.read_parquet(out)) == 2
+    assert sorted(os.listdir(tmp_path)) == ["res", "s.yaml"]
