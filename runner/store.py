@@ -22,6 +22,7 @@ leaving the parts written before intact and no temporary behind
 The row layout lives in :mod:`runner.schema`, reading in :mod:`runner.store_read`;
 their public names are re-exported here.
 """
+
 from __future__ import annotations
 
 import json
@@ -57,7 +58,6 @@ from .store_read import (
     checked_parts,
     config_of,
     is_uri,
-    iter_part_tables,
     list_parts,
     load_rows,
     locate,
@@ -67,6 +67,7 @@ from .store_read import (
     parts_dataset,
     read_footer,
     read_meta,
+    read_parts,
     remote_parts,
     scan_parts,
     work_dir,
@@ -237,10 +238,8 @@ class ResultStore:
 
     def existing_ids(self) -> set[str]:
         """Trial ids written at the destination, whatever their status."""
-        ids: set[str] = set()
-        for _, table in iter_part_tables(self.loc, ["trial_id"]):
-            ids.update(table.column("trial_id").to_pylist())
-        return ids
+        table = read_parts(self.loc, ["trial_id"])
+        return set() if table is None else set(table.column("trial_id").to_pylist())
 
     def resume(self, wanted: set[str], retry_errors: bool = True) -> tuple[set[str], int]:
         """The trial ids a rerun skips, after taking out the error rows of trials to retry.

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .store_read import PartInfo, damaged, iter_part_tables, scan_parts, union_schema
+from .store_read import PartInfo, damaged, iter_batches, scan_parts, union_schema
 
 if TYPE_CHECKING:
     from .store import ResultStore
@@ -90,19 +90,19 @@ def drop_error_rows(store: ResultStore, wanted: set[str]) -> tuple[set[str], int
     loc, infos = scan_parts(store.loc)
     done: set[str] = set()
     retry: set[str] = set()
-    holding: list[PartInfo] = []
-    for info, table in iter_part_tables(loc, ["trial_id", "status"], infos):
-        ids, status = table.column("trial_id"), table.column("status")
+    holding: set[str] = set()
+    for path, batch in iter_batches(loc, ["trial_id", "status"], infos):
+        ids, status = batch.column("trial_id"), batch.column("status")
         error = pc.fill_null(pc.equal(status, "error"), False)
         done.update(pc.filter(ids, pc.invert(error)).to_pylist())
         hit = set(pc.filter(ids, error).to_pylist())
         done.update(hit - wanted)
         if hit & wanted:
             retry |= hit & wanted
-            holding.append(info)
+            holding.add(path)
     if retry:
         drop = pa.array(sorted(retry), pa.string())
-        for info in holding:
+        for info in (i for i in infos if i.path in holding):
             table = _read_whole(store, info)
             gone = pc.and_(pc.fill_null(pc.equal(table.column("status"), "error"), False),
                            pc.is_in(table.column("trial_id"), value_set=drop))

@@ -17,7 +17,7 @@ the way out; a damaged data page found while reading rows is named too.
 
 :func:`part_files`, :func:`read_meta`, :func:`part_metas`, :func:`newest_meta`,
 :func:`config_of`: the files and their ``btlab.*`` metadata;
-:func:`parts_dataset`, :func:`load_rows`, :func:`iter_part_tables`: their rows.
+:func:`parts_dataset`, :func:`load_rows`, :func:`read_parts`, :func:`iter_batches`: their rows.
 It writes nothing: writing is :class:`runner.store.ResultStore`'s, and
 :mod:`runner.store` re-exports the public names of this module.
 """
@@ -282,29 +282,71 @@ def union_schema(loc: Location, infos: list[PartInfo],
                            "or start over with --fresh") from None
 
 
-def iter_part_tables(where: str | Path | Location, columns: Iterable[str] | None = None,
-                     infos: list[PartInfo] | None = None) -> Iterator[tuple[PartInfo, pa.Table]]:
-    """Each checked part's rows, one Arrow table per part, in the folder's union schema.
+def _find_damaged(loc: Location, infos: list[PartInfo], schema: pa.Schema,
+                  exc: BaseException) -> ResultsError:
+    """After a read of all parts failed: the error naming the first part that fails alone."""
+    for info in infos:
+        try:
+            pads.dataset([info.path], format="parquet", filesystem=loc.fs,
+                         schema=schema).to_table()
+        except (pa.ArrowException, OSError, ValueError) as own:
+            return damaged(loc, info.path, own)
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return ResultsError(f"{loc.text}: cannot be read ({first})\n"
+                        "  fix: check the folder's part files and the storage")
+
+
+def _parts(where: str | Path | Location,
+           infos: list[PartInfo] | None) -> tuple[Location, list[PartInfo]]:
+    if isinstance(where, Location) and infos is not None:
+        return where, infos
+    return checked_parts(where)
+
+
+def read_parts(where: str | Path | Location, columns: Iterable[str] | None = None,
+               infos: list[PartInfo] | None = None) -> pa.Table | None:
+    """The rows of every checked part as one Arrow table in the folder's union schema.
 
     Args:
         columns: the columns to read (default all); a column a part lacks reads as nulls.
         infos: the parts (default: :func:`checked_parts` of ``where``).
 
+    Returns:
+        The table, or None when there is no part.
+
     Raises:
         ResultsError: a damaged part (named), or parts of several configs.
     """
-    loc, found = (where, infos) if isinstance(where, Location) and infos is not None \
-        else checked_parts(where)
+    loc, found = _parts(where, infos)
+    if not found:
+        return None
+    schema = union_schema(loc, found)
+    data = pads.dataset([i.path for i in found], format="parquet", filesystem=loc.fs,
+                        schema=schema)
+    try:
+        return data.to_table(columns=list(columns) if columns is not None else None)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise _find_damaged(loc, found, schema, exc) from None
+
+
+def iter_batches(where: str | Path | Location, columns: Iterable[str],
+                 infos: list[PartInfo] | None = None) -> Iterator[tuple[str, pa.RecordBatch]]:
+    """``(part's fs path, batch of its rows)`` over every checked part, in one scan.
+
+    Raises:
+        ResultsError: a damaged part (named), or parts of several configs.
+    """
+    loc, found = _parts(where, infos)
     if not found:
         return
     schema = union_schema(loc, found)
-    cols = list(columns) if columns is not None else None
-    for info in found:
-        data = pads.dataset([info.path], format="parquet", filesystem=loc.fs, schema=schema)
-        try:
-            yield info, data.to_table(columns=cols)
-        except (pa.ArrowException, OSError, ValueError) as exc:
-            raise damaged(loc, info.path, exc) from None
+    data = pads.dataset([i.path for i in found], format="parquet", filesystem=loc.fs,
+                        schema=schema)
+    try:
+        for tagged in data.scanner(columns=list(columns)).scan_batches():
+            yield tagged.fragment.path, tagged.record_batch
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise _find_damaged(loc, found, schema, exc) from None
 
 
 def read_meta(part: Path) -> dict[str, str]:
@@ -332,7 +374,7 @@ def parts_dataset(folder: str | Path | Location):
     part's (a part written before a column was added lacks that column: its
     rows read as null there), so no column is dropped for being absent from the
     first part. A data page damaged past a readable footer shows only while
-    reading; :func:`iter_part_tables` names the file then.
+    reading; :func:`read_parts` and :func:`iter_batches` name the file then.
     """
     loc, infos = checked_parts(folder)
     if not infos:
@@ -352,8 +394,9 @@ def load_rows(folder: str | Path | Location, columns: Iterable[str] | None = Non
     if not infos:
         raise ResultsError(f"{loc.text}: no btlab results here (no {PART_PREFIX}*.parquet files)\n"
                            "  fix: give the folder `btlab run` wrote, e.g. results/<name>")
-    tables = [t for _, t in iter_part_tables(loc, columns, infos)]
-    df = pa.concat_tables(tables).to_pandas()
+    table = read_parts(loc, columns, infos)
+    assert table is not None
+    df = table.to_pandas()
     if "trial_id" in df.columns:
         df = df.drop_duplicates("trial_id", keep="last").reset_index(drop=True)
     return df
