@@ -26,6 +26,7 @@ their public names are re-exported here.
 from __future__ import annotations
 
 import json
+import os
 import time
 import uuid
 from datetime import datetime, timezone
@@ -190,10 +191,8 @@ class ResultStore:
         """
         try:
             if self.folder is not None:
-                self._created = [p for p in (self.folder.absolute(),
-                                             *self.folder.absolute().parents) if not p.exists()]
                 inject_fault("lock")
-                self.folder.mkdir(parents=True, exist_ok=True)
+                self._make_folder()
                 self._lock = FolderLock(self.folder)
                 self._lock.acquire()
                 stale = remove_stale_temporaries(self.folder)
@@ -352,13 +351,18 @@ class ResultStore:
             self._rows = []
             raise self._broken from None
 
+    def _make_folder(self) -> None:
+        """Create the results folder (where a symlink points, if it is one), noting what
+        this run created so that :meth:`close` removes it again if nothing is written."""
+        assert self.folder is not None
+        real = Path(os.path.realpath(self.folder))
+        self._created = self._created or [p for p in (real, *real.parents) if not p.exists()]
+        real.mkdir(parents=True, exist_ok=True)
+
     def _put_local(self, path: Path, table: pa.Table, stage: str) -> None:
         assert self.folder is not None
         if not self.folder.is_dir():
-            self._created = self._created or [
-                p for p in (self.folder.absolute(), *self.folder.absolute().parents)
-                if not p.exists()]
-            self.folder.mkdir(parents=True, exist_ok=True)
+            self._make_folder()
         work = work_dir(self.folder)
         work.mkdir(exist_ok=True)
         try:

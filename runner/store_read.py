@@ -64,8 +64,9 @@ def work_dir(folder: Path) -> Path:
 
     It holds the run's lock, its temporaries and the split checkpoints, outside
     the results folder so that a reader given the folder sees Parquet files only.
+    Symbolic links are resolved: every path to one folder has one work folder.
     """
-    folder = Path(os.path.abspath(folder))
+    folder = Path(os.path.realpath(folder))
     return folder.parent / f".{folder.name}{WORK_SUFFIX}"
 
 

@@ -476,3 +476,19 @@ def test_a_failed_write_on_the_ray_backend_exits_3_with_one_message(
     assert "the 2 row(s) this run wrote before" in err and "Traceback" not in err
     assert len(pd.read_parquet(out)) == 2
     assert sorted(os.listdir(tmp_path)) == ["res", "s.yaml"]
+
+
+def test_a_folder_reached_through_a_symlink_has_one_lock(tmp_path, capsys):
+    cfg = write(tmp_path / "s.yaml", SWEEP)
+    real = tmp_path / "real"
+    holder = ResultStore(real, load_config(cfg))
+    holder.lock()
+    try:
+        (tmp_path / "link").symlink_to(real)
+        assert run_serial(cfg, tmp_path / "link") == 2
+        assert "is writing here" in capsys.readouterr().err
+    finally:
+        holder.close()
+    assert run_serial(cfg, tmp_path / "link") == 0
+    assert len(pd.read_parquet(real)) == 12
+    assert sorted(os.listdir(tmp_path)) == ["link", "real", "s.yaml"]
