@@ -99,12 +99,14 @@ class TrialCheckpoint:
         self._file: BinaryIO | None = None
         self.loaded: dict[int, SearchResult] = {}
         self._good_bytes = 0
+        #: the error that stopped saving (None while saving works)
+        self.failed: OSError | None = None
         self._read()
 
     def _read(self) -> None:
         try:
             data = self.path.read_bytes()
-        except FileNotFoundError:
+        except OSError:  # none yet (or unreadable: the trial starts over)
             return
         header, results, good = _read_checkpoint(data)
         if header is None or header.get("plan") != self.fingerprint:
@@ -113,9 +115,24 @@ class TrialCheckpoint:
         self._good_bytes = good
 
     def save(self, index: int, result: SearchResult) -> None:
-        """Append task ``index``'s result (not one stopped by the clock)."""
-        if result.status is Status.TIME_LIMIT:
+        """Append task ``index``'s result (not one stopped by the clock).
+
+        A checkpoint only saves work for a resume: when it cannot be written (no
+        space left, an I/O error), saving stops for this trial and the trial goes
+        on; the row's own write then reports a disk that is still full.
+        """
+        if result.status is Status.TIME_LIMIT or self.failed is not None:
             return
+        try:
+            self._append(index, result)
+        except OSError as exc:
+            self.failed = exc
+            try:
+                self.close()
+            except OSError:
+                self._file = None
+
+    def _append(self, index: int, result: SearchResult) -> None:
         if self._file is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if self._good_bytes:

@@ -492,3 +492,23 @@ def test_a_folder_reached_through_a_symlink_has_one_lock(tmp_path, capsys):
     assert run_serial(cfg, tmp_path / "link") == 0
     assert len(pd.read_parquet(real)) == 12
     assert sorted(os.listdir(tmp_path)) == ["link", "real", "s.yaml"]
+
+
+def test_a_checkpoint_that_cannot_be_written_stops_saving_and_the_trial_goes_on(tmp_path):
+    from experiments.core import SearchResult, Status
+    from experiments.split import plan_split
+    from runner.checkpoints import TrialCheckpoint
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    plan = plan_split("n_queens", {"n": 6, "mode": "count"}, 3)
+    checkpoint = TrialCheckpoint(blocker / "t.jsonl", plan, None)  # below a file: unwritable
+    result = SearchResult(Status.EXHAUSTED, 5, 4, 1, 9, 0, 3)
+    checkpoint.save(0, result)
+    checkpoint.save(1, result)
+    assert isinstance(checkpoint.failed, OSError)
+    checkpoint.close()
+    good = TrialCheckpoint(tmp_path / "t.jsonl", plan, None)
+    good.save(0, result)
+    good.close()
+    assert good.failed is None and TrialCheckpoint(tmp_path / "t.jsonl", plan, None).loaded
