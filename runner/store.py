@@ -245,7 +245,7 @@ class ResultStore:
 
         Only what is at the destination counts. With ``retry_errors``, the rows
         with status ``error`` of trials in ``wanted`` are removed from their part
-        files now, before those trials run again (:func:`runner.store_fix.drop_rows`),
+        files now, before those trials run again (:func:`runner.store_fix.drop_error_rows`),
         so a crash in between leaves the trial with no row, which the next run
         runs, and never with two.
 
