@@ -13,7 +13,8 @@ file a plain reader would read (its metadata only: a few hundred bytes each)
 must be readable, and every part must carry the same identity (schema
 version, config name, problem). A damaged file or a file of another config,
 wherever it sits, is a :class:`~runner.errors.ResultsError` naming the file and
-the way out; a damaged data page found while reading rows is named too.
+the way out (:mod:`runner.store_check`); a damaged data page found while reading
+rows is named too.
 
 :func:`part_files`, :func:`read_meta`, :func:`part_metas`, :func:`newest_meta`,
 :func:`config_of`: the files and their ``btlab.*`` metadata;
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -37,6 +37,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from .errors import ResultsError
+from .store_check import check_identity, damaged
 
 #: Name prefix of a part file btlab writes.
 PART_PREFIX = "part-"
@@ -197,65 +198,10 @@ def read_footer(loc: Location, path: str) -> PartInfo:
     return PartInfo(path, loc.shown(path), meta, schema, rows)
 
 
-def move_aside_hint(loc: Location, shown: str) -> str:
-    """A command that moves file ``shown`` out of the folder (keeping it), for messages."""
-    if loc.local is None:
-        return f"move {shown} out of {loc.text} with your storage's own tools"
-    aside = f"{str(loc.local).rstrip('/')}.aside"
-    return f"mkdir -p {aside} && mv {shown} {aside}/"
-
-
-def damaged(loc: Location, path: str, exc: BaseException) -> ResultsError:
-    """The error for a part file that cannot be read: names it, says how to go on."""
-    shown = loc.shown(path)
-    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    return ResultsError(
-        f"{shown}: damaged part file, it cannot be read as Parquet ({first})\n"
-        f"  fix: move it out of the folder ({move_aside_hint(loc, shown)}), then run the "
-        "same `btlab run` command again: it runs that file's trials again")
-
-
 def scan_parts(where: str | Path | Location) -> tuple[Location, list[PartInfo]]:
     """Every part of a folder or URI with its footer (a damaged one raises, naming it)."""
     loc = where if isinstance(where, Location) else locate(where)
     return loc, [read_footer(loc, p) for p in list_parts(loc)]
-
-
-def _describe(identity: tuple[str | None, ...]) -> str:
-    version, name, problem = identity
-    if name is None:
-        return "no btlab metadata (not a part btlab wrote)"
-    return f"config {name!r} ({problem}, schema version {version})"
-
-
-def check_identity(loc: Location, infos: list[PartInfo],
-                   expected: tuple[str | None, ...] | None = None) -> None:
-    """Refuse a folder whose parts are not all of one identity (:data:`IDENTITY_KEYS`).
-
-    Args:
-        expected: the identity every part must have (a run's own); None: the
-            identity of most parts (ties: the newest part's).
-
-    Raises:
-        ResultsError: naming the files of another identity (up to 5) and how to
-            move them aside.
-    """
-    if not infos:
-        return
-    if expected is None:
-        counts = Counter(i.identity for i in infos)
-        newest = max(infos, key=lambda i: i.meta.get("btlab.written_at", "")).identity
-        expected = max(counts, key=lambda ident: (counts[ident], ident == newest))
-    odd = [i for i in infos if i.identity != expected]
-    if not odd:
-        return
-    names = "\n".join(f"    {i.shown}: {_describe(i.identity)}" for i in odd[:5])
-    more = f"\n    ... and {len(odd) - 5} more" if len(odd) > 5 else ""
-    raise ResultsError(
-        f"{loc.text}: {len(odd)} of its {len(infos)} Parquet file(s) are not rows of "
-        f"{_describe(expected)}, which the folder holds:\n{names}{more}\n"
-        f"  fix: move such a file out of the folder (e.g. "
-        f"{move_aside_hint(loc, odd[0].shown)}); a folder holds the rows of one config")
 
 
 def checked_parts(where: str | Path | Location,
