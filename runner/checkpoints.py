@@ -1,7 +1,9 @@
 """Checkpoints of split trials: finished subtree results saved as they arrive, for resume.
 
 Every finished subtree result of a split trial is appended, as it arrives, to
-``.split/<trial_id>.jsonl`` in the results folder (one JSON line per task,
+``split/<trial_id>.jsonl`` in the results folder's hidden work folder
+(``<parent>/.<name>.btlab/``, :func:`runner.store_read.work_dir`: outside the
+results folder, which holds Parquet files only) (one JSON line per task,
 flushed at once; a line cut short by a kill is ignored). A driver killed
 during a split trial resumes it without re-running the subtrees already
 finished, as long as the plan is the same (same parameters, depth and budget;
@@ -20,8 +22,12 @@ from typing import Any, BinaryIO
 from experiments.core import SearchResult, Status
 from experiments.split import SplitPlan
 
-#: Name of the checkpoint folder inside a results folder.
-CHECKPOINT_DIR = ".split"
+from .store_read import work_dir
+
+#: Name of the checkpoint folder inside a results folder's work folder.
+CHECKPOINT_DIR = "split"
+#: Where older btlab versions kept it: inside the results folder (moved out by a run).
+LEGACY_CHECKPOINT_DIR = ".split"
 
 
 def plan_fingerprint(plan: SplitPlan, max_nodes: int | None) -> str:
@@ -93,12 +99,14 @@ class TrialCheckpoint:
         self._file: BinaryIO | None = None
         self.loaded: dict[int, SearchResult] = {}
         self._good_bytes = 0
+        #: the error that stopped saving (None while saving works)
+        self.failed: OSError | None = None
         self._read()
 
     def _read(self) -> None:
         try:
             data = self.path.read_bytes()
-        except FileNotFoundError:
+        except OSError:  # none yet (or unreadable: the trial starts over)
             return
         header, results, good = _read_checkpoint(data)
         if header is None or header.get("plan") != self.fingerprint:
@@ -107,9 +115,24 @@ class TrialCheckpoint:
         self._good_bytes = good
 
     def save(self, index: int, result: SearchResult) -> None:
-        """Append task ``index``'s result (not one stopped by the clock)."""
-        if result.status is Status.TIME_LIMIT:
+        """Append task ``index``'s result (not one stopped by the clock).
+
+        A checkpoint only saves work for a resume: when it cannot be written (no
+        space left, an I/O error), saving stops for this trial and the trial goes
+        on; the row's own write then reports a disk that is still full.
+        """
+        if result.status is Status.TIME_LIMIT or self.failed is not None:
             return
+        try:
+            self._append(index, result)
+        except OSError as exc:
+            self.failed = exc
+            try:
+                self.close()
+            except OSError:
+                self._file = None
+
+    def _append(self, index: int, result: SearchResult) -> None:
         if self._file is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if self._good_bytes:
@@ -131,10 +154,16 @@ class TrialCheckpoint:
 
 
 class Checkpoints:
-    """The checkpoint folder of a results folder (``<folder>/.split``)."""
+    """The checkpoint folder of a results folder (``split`` in its work folder).
 
-    def __init__(self, folder: str | Path):
-        self.folder = Path(folder) / CHECKPOINT_DIR
+    Args:
+        folder: the local results folder; or, with ``directory=True``, the
+            checkpoint folder itself (a run into a remote URI keeps its
+            checkpoints in a local staging folder).
+    """
+
+    def __init__(self, folder: str | Path, *, directory: bool = False):
+        self.folder = Path(folder) if directory else work_dir(Path(folder)) / CHECKPOINT_DIR
 
     def path(self, trial_id: str) -> Path:
         return self.folder / f"{trial_id}.jsonl"

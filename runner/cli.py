@@ -9,9 +9,11 @@
 ``btlab report RESULTS_DIR -o report.html``  one self-contained HTML report
 
 Exit status: 0 all trials ran, 1 some trials failed (status ``error``),
-2 bad input (nothing was run or written), 3 an output file could not be
-written (disk full, I/O error), 130 interrupted (rows already finished are on
-disk; run again to resume).
+2 bad input (nothing was run or written), 3 results could not be written
+(no space left, quota, I/O error, read-only file system: the rows written
+before are intact; run again to resume; or an output file of ``report -o``
+could not be written, nothing left behind), 130 interrupted (rows already
+finished are on disk; run again to resume).
 """
 
 from __future__ import annotations
@@ -96,6 +98,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="trials per Ray task (default: automatic)")
     run.add_argument("--fresh", action="store_true",
                      help="delete this sweep's earlier results and start over")
+    run.add_argument("--no-retry-errors", action="store_true",
+                     help="keep the rows of trials that ended with status error: a rerun "
+                     "does not run them again (by default it does, and the new row replaces "
+                     "the error row; time_limit and node_limit rows are results, never re-run)")
     run.add_argument("--yes", action="store_true",
                      help="run a sweep larger than the trial cap (1,000,000)")
     run.add_argument("--quiet", action="store_true",

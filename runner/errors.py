@@ -4,7 +4,10 @@
   its ``exit_code`` (2: bad input, nothing was run or written).
 * :class:`ConfigError` -- a bad config: carries the file, the line and column,
   the key path, what was expected, what was found and how to fix it.
-* :class:`ResultsError` -- an output folder that cannot be used.
+* :class:`ResultsError` -- an output folder that cannot be used, or a results
+  folder that cannot be read (a damaged part file, rows of another config).
+* :class:`StoreWriteError` -- results could not be written (disk full, quota,
+  I/O error, read-only file system): exit status 3, rows written before are intact.
 * :class:`BackendError` -- Ray could not be started or joined.
 * :class:`TrialError` -- one trial failed; carries the trial id.
 * :class:`OutputPathError` -- an output file path btlab will not write to (exit 2).
@@ -76,7 +79,17 @@ class ConfigError(BtlabError):
 
 
 class ResultsError(BtlabError):
-    """An output folder that cannot be written to, or holds incompatible results."""
+    """An output folder that cannot be written to, or holds incompatible or damaged results."""
+
+
+class StoreWriteError(ResultsError):
+    """Writing results failed part-way (no space left, quota, I/O error, read-only file system).
+
+    Exit status 3: the part files written before are whole and intact; the rows
+    that were not written belong to trials a rerun of the same command runs again.
+    """
+
+    exit_code = 3
 
 
 class BackendError(BtlabError):

@@ -2,12 +2,12 @@
 
 Everything that can be wrong with the input is checked before anything is
 written; trials are streamed, never held in a list; a Ctrl-C or SIGTERM keeps
-the finished rows (exit 130); trials that ended with status ``error`` give exit 1.
+the finished rows (exit 130); trials that ended with status ``error`` give exit 1;
+results that cannot be written (disk full, ...) exit 3 (:class:`runner.errors.StoreWriteError`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import signal
 import threading
 import time
@@ -30,8 +30,7 @@ def cmd_run(args, console: Console) -> int:
     from .config import load_config
     from .execute import METRIC_COLUMNS
     from .progress import log_interval
-    from .split_runner import Checkpoints
-    from .store import ResultStore, is_uri, load_rows, part_files
+    from .store import ResultStore, load_rows
     from .summary import print_headline
     from .sweep import check_trial_cap, iter_trials
 
@@ -49,27 +48,22 @@ def cmd_run(args, console: Console) -> int:
     for t in iter_trials(config):
         wanted.add(t.trial_id)
         refs.update(t.plugins)
-    mirror = None
-    if args.out and is_uri(args.out):
-        # a filesystem URI (shared storage): parts are written whole to a local
-        # staging folder, then copied there (see ResultStore's mirror)
-        mirror = args.out
-        digest = hashlib.blake2b(mirror.encode(), digest_size=4).hexdigest()
-        folder = Path("results") / ".staging" / f"{config.name}-{digest}"
-    else:
-        folder = Path(args.out) if args.out else Path("results") / config.name
-    store = ResultStore(folder, config, fresh=args.fresh, mirror=mirror)
+    store = ResultStore(args.out or Path("results") / config.name, config, fresh=args.fresh)
+    folder = store.location  # a path or a URI: where the rows are, and all that counts
     stale_tmp = store.lock()
     try:
         if stale_tmp:
             console.print(f"deleted {stale_tmp} temporary file(s) a killed run left in {folder}")
-        checkpoints = Checkpoints(folder)
+        checkpoints = store.checkpoints()
         if args.fresh:
             gone = store.clear()
             checkpoints.prune()
             if gone:
                 console.print(f"--fresh: deleted {gone} earlier part file(s) in {folder}")
-        done = store.existing_ids()
+        done, retried = store.resume(wanted, retry_errors=not args.no_retry_errors)
+        if retried:
+            console.print(f"{retried:,} trial(s) whose rows have status error run again (their "
+                          "error rows are removed; --no-retry-errors keeps them)")
         checkpoints.prune(keep=wanted - done)
         already = len(wanted & done)
         to_run = len(wanted) - already
@@ -77,7 +71,7 @@ def cmd_run(args, console: Console) -> int:
         if not to_run:
             store.record_config()
         console.print(f"btlab {config.name}: {len(wanted):,} trials, "
-                      f"{already:,} already in {mirror or folder}, {to_run:,} to run "
+                      f"{already:,} already in {folder}, {to_run:,} to run "
                       f"({args.backend} backend, run {store.run_id})")
         if config.overrides:
             console.print("overrides: " + " ".join(config.overrides), markup=False)
@@ -108,8 +102,7 @@ def cmd_run(args, console: Console) -> int:
     # the headline's columns only: the tours and the provenance stay on disk
     columns = ["trial_id", "problem", *config.problem.columns.names, "budget_nodes",
                "budget_seconds", "seed", "repeat", *METRIC_COLUMNS, "error"]
-    where = mirror or folder
-    df = load_rows(where, columns=columns) if (mirror or part_files(folder)) else None
+    df = load_rows(store.loc, columns=columns) if store.has_parts() else None
     if df is not None:
         current = df[df["trial_id"].isin(wanted)]
         print_headline(current, console)

@@ -1,21 +1,26 @@
 """The on-disk results: one Parquet dataset per sweep, written crash-safe.
 
-``results/<name>/`` holds part files ``part-<run_id>-<seq>.parquet``, each
-written whole to a hidden temporary name in the same folder, flushed to disk
-and renamed into place (``os.replace``), so a crash or a kill never leaves a
-torn part: a reader sees a part entirely or not at all. Hidden files (``.``)
-are skipped by pandas, pyarrow, DuckDB and Polars alike.
+A results folder (``results/<name>/``, any ``--out`` path, or a filesystem URI
+such as ``file:///shared/x`` or ``s3://bucket/prefix``) holds part files
+``part-<run_id>-<seq>.parquet`` and nothing else, so pandas, pyarrow, DuckDB and
+Polars read it given its path. Each part is written whole under a temporary
+name outside the folder (in the hidden work folder ``<parent>/.<name>.btlab/``,
+:func:`runner.store_read.work_dir`), flushed to disk and moved into place: a
+reader sees a part entirely or not at all, whatever kills the run.
 
-Every part carries in its Parquet metadata the schema version
-(:data:`SCHEMA_VERSION`), the config name and problem, and the expanded config.
-A folder holding another config's results or another schema version is
-refused, never silently mixed or overwritten.
+Every part carries in its metadata the schema version (:data:`SCHEMA_VERSION`),
+the config name, problem and expanded config. A folder holding another config's
+rows or another schema version, in any file, is refused. A run brings parts
+written before a column was added to the current columns
+(:mod:`runner.store_fix`), so readers taking the first part's schema
+(``pd.read_parquet(folder)``) drop none. One run writes a destination at a time
+(:mod:`runner.store_lock`). A failed write (no space, quota, I/O error,
+read-only) raises :class:`~runner.errors.StoreWriteError` (exit status 3) once,
+leaving the parts written before intact and no temporary behind
+(:mod:`runner.store_io`).
 
-This module writes (:class:`ResultStore`: part files, the folder's lock, the
-mirror). The row layout (:func:`row_schema`, :data:`SCHEMA_VERSION`,
-provenance) lives in :mod:`runner.schema`; reading (finding the parts of a
-folder or URI, their metadata, their rows) in :mod:`runner.store_read`. Their
-public names are re-exported here.
+The row layout lives in :mod:`runner.schema`, reading in :mod:`runner.store_read`;
+their public names are re-exported here.
 """
 
 from __future__ import annotations
@@ -29,36 +34,54 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from .config import SweepConfig
-from .errors import ResultsError
+from .errors import ResultsError, StoreWriteError
 from .schema import SCHEMA_VERSION, btlab_version, row_schema, software_provenance
+from .store_io import (
+    TEST_FAULT_ENV,
+    check_writable,
+    inject_fault,
+    move_legacy_checkpoints,
+    remove_remote_temporaries,
+    remove_stale_temporaries,
+    rmdir_quietly,
+    write_failure,
+    write_local,
+    write_remote,
+)
+from .store_lock import LEGACY_LOCK, FolderLock, Lease, lease_key
 from .store_read import (
     PART_PREFIX,
+    PART_SUFFIX,
+    Location,
+    check_identity,
+    checked_parts,
     config_of,
     is_uri,
+    list_parts,
     load_rows,
+    locate,
     newest_meta,
     part_files,
     part_metas,
     parts_dataset,
+    read_footer,
     read_meta,
-    remote_fs,
+    read_parts,
     remote_parts,
+    scan_parts,
+    work_dir,
 )
 
 # Public names: this module's writer and, re-exported, the row layout of runner.schema and
 # the readers of runner.store_read (``from runner.store import part_files`` keeps working).
 __all__ = [
-    "LOCK_NAME", "PART_PREFIX", "SCHEMA_VERSION", "ResultStore", "btlab_version", "config_of",
-    "is_uri", "load_rows", "new_run_id", "newest_meta", "part_files", "read_meta",
-    "remove_stale_temporaries", "row_schema",
+    "LEGACY_LOCK", "PART_PREFIX", "SCHEMA_VERSION", "ResultStore", "btlab_version", "config_of",
+    "is_uri", "load_rows", "new_run_id", "newest_meta", "part_files", "part_metas",
+    "parts_dataset", "read_meta", "remote_parts", "remove_stale_temporaries", "row_schema",
+    "work_dir", "TEST_FAULT_ENV",
 ]
-
-#: Hidden lock file of a results folder, held by the run writing it.
-LOCK_NAME = ".btlab.lock"
-
 
 def new_run_id() -> str:
     """A run id: UTC time to the second plus 6 random hex digits.
@@ -69,10 +92,12 @@ def new_run_id() -> str:
 
 
 class ResultStore:
-    """Appends rows of one sweep to ``folder`` in crash-safe part files.
+    """Appends rows of one sweep to a results folder or URI in crash-safe part files.
 
     Args:
-        folder: ``results/<name>`` (created at the first write).
+        out: ``results/<name>``, another folder, or a filesystem URI
+            (``file:///shared/x``, ``s3://bucket/prefix``: anything ``pyarrow.fs``
+            opens); created at the first write.
         config: the validated config (its name, problem and expanded form go
             into every part's metadata).
         flush_rows: a part is written when this many rows are waiting...
@@ -80,113 +105,158 @@ class ResultStore:
             None (the default) adapts: 2 s at first, growing with the run's
             age (a thirtieth of it) up to 60 s, so that a long run writes few
             parts and a crash loses at most a minute of work.
-        fresh: the run starts over (``--fresh``): the parts in ``folder`` are not
-            checked, since :meth:`clear` will delete them.
-        mirror: a filesystem URI (``s3://bucket/prefix``, ``file:///shared/x``,
-            anything ``pyarrow.fs`` opens) where every part is copied once it
-            is written whole in ``folder``, then a local staging folder: the
-            copy goes to a hidden name and is moved into place, so readers of
-            the URI never see a partial part. Resume counts the trials found
-            in either place, so a lost driver can resume on another machine.
+        fresh: the run starts over (``--fresh``): its parts are not checked,
+            since :meth:`clear` will delete them.
 
     Raises:
-        ResultsError: ``folder`` is a file, is not writable, or holds results of
-            another config or another schema version.
+        ResultsError: ``out`` is a file, is not writable, or holds results of
+            another config or another schema version, or a damaged part.
     """
 
-    def __init__(self, folder: str | Path, config: SweepConfig, *, flush_rows: int = 5000,
-                 flush_seconds: float | None = None, fresh: bool = False,
-                 mirror: str | None = None):
-        self.folder = Path(folder)
-        self.mirror = mirror
+    def __init__(self, out: str | Path, config: SweepConfig, *, flush_rows: int = 5000,
+                 flush_seconds: float | None = None, fresh: bool = False):
+        self.loc: Location = locate(out)
+        self.location = out
+        self.folder: Path | None = self.loc.local
         self.config = config
-        self.schema = row_schema(config.problem)
         self.run_id = new_run_id()
         self.flush_rows = flush_rows
         self.flush_seconds = flush_seconds
+        self.fresh = fresh
         self._rows: list[dict[str, Any]] = []
         self._seq = 0
         self._started = self._last_flush = time.monotonic()
         self.rows_written = 0
-        self._lock_fd: int | None = None
+        self.rewritten = 0
+        self._lock: FolderLock | None = None
+        self._lease: Lease | None = None
         self._created: list[Path] = []
-        self._check_folder(contents=not fresh)
+        self._broken: StoreWriteError | None = None
         self._provenance = {
             "run_id": self.run_id, "problem": config.problem.name, **software_provenance()}
+        self.identity = (str(SCHEMA_VERSION), config.name, config.problem.name)
         meta = {"btlab.schema_version": str(SCHEMA_VERSION),
                 "btlab.config_name": config.name, "btlab.problem": config.problem.name,
                 "btlab.config": json.dumps(config.expanded(), sort_keys=True),
                 "btlab.run_id": self.run_id, "btlab.overrides": json.dumps(config.overrides)}
-        self.schema = self.schema.with_metadata(meta)
+        self._meta = meta
+        self.schema = row_schema(config.problem).with_metadata(meta)
+        if self.folder is not None:
+            check_writable(self.folder)
+        if not fresh:
+            self._check_contents()
 
-    def _check_folder(self, contents: bool = True) -> None:
-        folder = self.folder
-        if folder.exists() and not folder.is_dir():
-            raise ResultsError(f"{folder}: the output path is a file, not a folder\n"
-                               "  fix: remove the file or choose another path with --out")
-        probe = folder if folder.exists() else next(
-            (p for p in folder.parents if p.exists()), Path("."))
-        if not probe.is_dir():
-            raise ResultsError(f"{folder}: cannot be created: {probe} is a file, not a folder\n"
-                               "  fix: choose another path with --out")
-        problem = _not_writable(probe)
-        if problem:
-            raise ResultsError(f"{folder}: not writable ({probe}: {problem})\n"
-                               "  fix: choose a writable folder with --out")
-        if not contents:  # --fresh: its parts are about to be deleted, whatever they hold
-            return
-        metas = [read_meta(p) for p in part_files(folder)[:1] + part_files(folder)[-1:]]
-        if self.mirror:
-            try:
-                metas += part_metas(self.mirror)[-1:]
-            except (OSError, ValueError) as exc:
-                raise ResultsError(f"{self.mirror}: cannot be read: {exc}\n"
-                                   "  fix: check the URI and the credentials") from None
-        for meta in metas:
+    # ------------------------------------------------------------------ checks
+
+    def _check_contents(self) -> list:
+        """Every file of the destination readable and of this config; returns their footers."""
+        try:
+            loc, infos = scan_parts(self.loc)
+        except OSError as exc:  # a remote store that cannot be listed
+            raise ResultsError(f"{self.loc.text}: cannot be read: {exc}\n"
+                               "  fix: check the URI and the credentials") from None
+        if infos and not any(i.identity == self.identity for i in infos):
+            meta = infos[-1].meta
             version = meta.get("btlab.schema_version")
-            if version != str(SCHEMA_VERSION):
+            if version != str(SCHEMA_VERSION) and meta.get("btlab.config_name"):
                 raise ResultsError(
-                    f"{folder}: holds results in schema version {version or 'unknown'}, "
+                    f"{self.loc.text}: holds results in schema version {version or 'unknown'}, "
                     f"this btlab writes version {SCHEMA_VERSION}\n"
                     "  fix: write elsewhere with --out, or start over with --fresh")
             name, stored = meta.get("btlab.config_name"), meta.get("btlab.problem")
-            if name != self.config.name or stored != self.config.problem.name:
-                raise ResultsError(
-                    f"{folder}: holds results of config {name!r} ({stored}), "
-                    f"not of {self.config.name!r} ({self.config.problem.name})\n"
-                    "  fix: write elsewhere with --out, or start over with --fresh")
+            raise ResultsError(
+                f"{self.loc.text}: holds results of config {name!r} ({stored}), "
+                f"not of {self.config.name!r} ({self.config.problem.name})\n"
+                "  fix: write elsewhere with --out, or start over with --fresh")
+        checked_parts(loc, self.identity)
+        return infos
+
+    # ------------------------------------------------------------------ lock
 
     def lock(self) -> int:
-        """Make the folder, take its lock and delete temporaries a killed run left behind.
+        """Take the destination (lock or lease), tidy it, bring old parts to this schema.
 
-        The lock (``flock`` on the hidden file ``.btlab.lock``) is held until this
-        process exits, however it exits (the kernel releases it even after a
-        SIGKILL), so two runs never write the same folder at once.
+        Deletes the temporaries a killed run left, moves what an older btlab kept
+        inside the folder (its lock file, split checkpoints) out of it, and
+        rewrites parts that lack columns of this btlab's schema (nulls there).
+        Held until :meth:`close` (a lock is released by the kernel however this
+        process exits; a lease expires).
 
         Returns:
             How many stale temporary files were deleted.
 
         Raises:
-            ResultsError: another btlab run holds the lock.
+            ResultsError: another btlab run holds the destination.
+            StoreWriteError: the lock or a rewrite cannot be written (disk full...).
         """
-        import fcntl
-
-        # the folders this run creates, innermost first (removed again if it writes nothing)
-        self._created = [p for p in (self.folder, *self.folder.parents) if not p.exists()]
-        self.folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            other = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
-            os.close(fd)
-            raise ResultsError(
-                f"{self.folder}: another btlab run (pid {other}) is writing here\n"
-                "  fix: wait for it to finish, or write elsewhere with --out") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
-        self._lock_fd = fd
-        return remove_stale_temporaries(self.folder)
+            if self.folder is not None:
+                inject_fault("lock")
+                self._make_folder()
+                self._lock = FolderLock(self.folder)
+                self._lock.acquire()
+                stale = remove_stale_temporaries(self.folder)
+                move_legacy_checkpoints(self.folder)
+            else:
+                self._lease = Lease(self.loc)
+                self._lease.acquire()
+                stale = remove_remote_temporaries(self.loc.fs, self._tmp_prefix())
+            if not self.fresh:
+                from .store_fix import bring_to_schema
+
+                self.schema = bring_to_schema(self, self._check_contents())
+        except OSError as exc:
+            self._release()
+            raise self._failure(exc, "locking", str(self.loc.text)) from None
+        except BaseException:
+            self._release()
+            raise
+        return stale
+
+    # ------------------------------------------------------------------ what is there
+
+    def has_parts(self) -> bool:
+        """True when the destination holds at least one part file."""
+        return bool(list_parts(self.loc))
+
+    def checkpoints(self):
+        """The :class:`~runner.checkpoints.Checkpoints` of this run's split trials.
+
+        In the work folder of a local destination; for a remote one, in the local
+        staging folder ``results/.staging/<name>-<hash of the URI>/split``.
+        """
+        import hashlib
+
+        from .checkpoints import Checkpoints
+
+        if self.folder is not None:
+            return Checkpoints(self.folder)
+        digest = hashlib.blake2b(self.loc.text.encode(), digest_size=4).hexdigest()
+        return Checkpoints(Path("results") / ".staging" / f"{self.config.name}-{digest}" /
+                           "split", directory=True)
+
+    def existing_ids(self) -> set[str]:
+        """Trial ids written at the destination, whatever their status."""
+        table = read_parts(self.loc, ["trial_id"])
+        return set() if table is None else set(table.column("trial_id").to_pylist())
+
+    def resume(self, wanted: set[str], retry_errors: bool = True) -> tuple[set[str], int]:
+        """The trial ids a rerun skips, after taking out the error rows of trials to retry.
+
+        Only what is at the destination counts. With ``retry_errors``, the rows
+        with status ``error`` of trials in ``wanted`` are removed from their part
+        files now, before those trials run again (:func:`runner.store_fix.drop_error_rows`),
+        so a crash in between leaves the trial with no row, which the next run
+        runs, and never with two.
+
+        Returns:
+            (trial ids done, how many trials with error rows will run again)
+        """
+        from .store_fix import drop_error_rows
+
+        if not retry_errors:
+            return self.existing_ids(), 0
+        return drop_error_rows(self, wanted)
 
     def record_config(self) -> bool:
         """Write an empty part carrying this config, if the newest part carries another.
@@ -198,45 +268,35 @@ class ResultStore:
         Returns:
             True when a part was written.
         """
-        stored = newest_meta(self.folder).get("btlab.config")
-        if stored == self.schema.metadata[b"btlab.config"].decode():
+        stored = newest_meta(self.loc).get("btlab.config")
+        if stored == self._meta["btlab.config"]:
             return False
         self._write(pa.Table.from_pylist([], schema=self.schema))
         return True
 
-    def existing_ids(self) -> set[str]:
-        """Trial ids already written, here or in the mirror (resume skips them)."""
-        ids: set[str] = set()
-        for where in (self.folder, self.mirror):
-            data = parts_dataset(where) if where else None
-            if data is not None:
-                ids.update(data.to_table(columns=["trial_id"]).column("trial_id").to_pylist())
-        return ids
-
     def clear(self) -> int:
-        """Delete every part file, here and in the mirror (``--fresh``); returns how many."""
-        parts = part_files(self.folder)
-        for part in parts:
-            part.unlink()
-        gone = len(parts)
-        if self.mirror:
-            fs, remote = remote_parts(self.mirror)
-            for path in remote:
-                fs.delete_file(path)
-            gone += len(remote)
-        return gone
+        """Delete this folder's part files (``--fresh``); returns how many.
 
-    def _upload(self, part: Path, mirror: str) -> None:
-        """Copy a finished part to ``mirror``: a hidden name first, then moved into place."""
-        fs, base = remote_fs(mirror)
-        fs.create_dir(base, recursive=True)
-        tmp = f"{base.rstrip('/')}/.{part.name}.{uuid.uuid4().hex[:8]}.tmp"
-        with fs.open_output_stream(tmp) as out:
-            out.write(part.read_bytes())
-        fs.move(tmp, f"{base.rstrip('/')}/{part.name}")
+        Only btlab's own ``part-*.parquet`` files go; any other Parquet file
+        found there must be of this config, else the folder is refused first.
+        """
+        loc = self.loc
+        paths = list_parts(loc)
+        ours = [p for p in paths if p.rsplit("/", 1)[0] == loc.base and
+                p.rsplit("/", 1)[1].startswith(PART_PREFIX)]
+        others = [p for p in paths if p not in ours]
+        if others:
+            check_identity(loc, [read_footer(loc, p) for p in others], self.identity)
+        for path in ours:
+            loc.fs.delete_file(path)
+        return len(ours)
+
+    # ------------------------------------------------------------------ writing
 
     def add(self, row: dict[str, Any]) -> None:
         """Queue one row; writes a part when enough rows or time have gathered."""
+        if self._broken is not None:
+            raise self._broken
         row.update(self._provenance)
         self._rows.append(row)
         now = time.monotonic()
@@ -247,96 +307,105 @@ class ResultStore:
             self.flush()
 
     def flush(self) -> None:
-        """Write the queued rows as one part file, atomically."""
+        """Write the queued rows as one part file, atomically.
+
+        After a failed write (:class:`StoreWriteError`, raised once) it does nothing.
+        """
         self._last_flush = time.monotonic()
-        if not self._rows:
+        if not self._rows or self._broken is not None:
             return
         self._write(pa.Table.from_pylist(self._rows, schema=self.schema))
         self.rows_written += len(self._rows)
         self._rows = []
 
     def _write(self, table: pa.Table) -> None:
-        """Write ``table`` as the next part.
-
-        To a hidden temporary, fsync, rename, fsync the folder.
-        """
-        self.folder.mkdir(parents=True, exist_ok=True)
-        name = f"{PART_PREFIX}{self.run_id}-{self._seq:05d}.parquet"
-        tmp = self.folder / f".{name}.{uuid.uuid4().hex[:8]}.tmp"
-        try:
-            with open(tmp, "wb") as fh:
-                written = datetime.now(timezone.utc).isoformat(timespec="microseconds")
-                meta = {**table.schema.metadata, b"btlab.written_at": written.encode()}
-                pq.write_table(table.replace_schema_metadata(meta), fh, compression="zstd")
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.folder / name)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
-        _fsync_dir(self.folder)
+        """Write ``table`` as this run's next part."""
+        name = f"{PART_PREFIX}{self.run_id}-{self._seq:05d}{PART_SUFFIX}"
+        written = datetime.now(timezone.utc).isoformat(timespec="microseconds")
+        meta = {**table.schema.metadata, b"btlab.written_at": written.encode()}
+        self.put(self.loc.path(name), table.replace_schema_metadata(meta), str(self._seq))
         self._seq += 1
-        if self.mirror:
-            self._upload(self.folder / name, self.mirror)
+
+    def put(self, path: str, table: pa.Table, stage: str = "") -> None:
+        """Write ``table`` whole to ``fs`` path ``path`` of the destination, atomically.
+
+        A temporary outside the folder, flushed to disk, then moved into place
+        (replacing a file there). ``stage``: the name of the write for the test hook.
+
+        Raises:
+            StoreWriteError: the write failed (nothing is left half-written).
+        """
+        if self._broken is not None:
+            raise self._broken
+        try:
+            if self.folder is not None:
+                self._put_local(Path(path), table, stage)
+            else:
+                self._put_remote(path, table, stage)
+        except StoreWriteError as exc:  # the lease was lost
+            self._broken = exc
+            self._rows = []
+            raise
+        except OSError as exc:
+            self._broken = self._failure(exc, "writing", self.loc.shown(path))
+            self._rows = []
+            raise self._broken from None
+
+    def _make_folder(self) -> None:
+        """Create the results folder (where a symlink points, if it is one), noting what
+        this run created so that :meth:`close` removes it again if nothing is written."""
+        assert self.folder is not None
+        real = Path(os.path.realpath(self.folder))
+        self._created = self._created or [p for p in (real, *real.parents) if not p.exists()]
+        real.mkdir(parents=True, exist_ok=True)
+
+    def _put_local(self, path: Path, table: pa.Table, stage: str) -> None:
+        assert self.folder is not None
+        if not self.folder.is_dir():
+            self._make_folder()
+        work = work_dir(self.folder)
+        work.mkdir(exist_ok=True)
+        try:
+            write_local(path, table, work, stage)
+        finally:
+            if self._lock is None:  # no run holds the work folder: leave none behind
+                rmdir_quietly(work)
+
+    def _tmp_prefix(self) -> str:
+        return lease_key(self.loc).rsplit("/", 1)[0] + "/tmp"
+
+    def _put_remote(self, path: str, table: pa.Table, stage: str) -> None:
+        if self._lease is not None:
+            self._lease.check()
+        write_remote(self.loc.fs, path, table, self._tmp_prefix(), stage)
+
+    def _failure(self, exc: OSError, doing: str, what: str) -> StoreWriteError:
+        if doing == "locking":
+            kept = "nothing was run or written"
+        else:
+            kept = (f"the {self.rows_written:,} row(s) this run wrote before, and every "
+                    f"earlier part in {self.loc.text}, are intact")
+        return write_failure(exc, f"{doing} {what}", kept)
 
     def close(self) -> None:
-        """Write what is queued and release the folder's lock."""
+        """Write what is queued and release the destination (lock or lease)."""
         try:
             self.flush()
         finally:
-            if self._lock_fd is not None:
-                if self._created and self._seq == 0:
-                    # nothing written: leave no trace of the folders this run made
-                    (self.folder / LOCK_NAME).unlink(missing_ok=True)
-                    for folder in self._created:
-                        try:
-                            folder.rmdir()  # only if empty
-                        except OSError:
-                            break
-                os.close(self._lock_fd)  # closing the descriptor releases the flock
-                self._lock_fd = None
+            self._release()
 
-
-def _not_writable(folder: Path) -> str:
-    """Why files cannot be created in ``folder`` ("" when they can).
-
-    Creates and deletes a hidden probe file: ``os.access`` is no test (it says
-    yes to root everywhere, and knows nothing of read-only mounts).
-    """
-    probe = folder / f".btlab-probe-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    try:
-        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    os.close(fd)
-    try:
-        os.unlink(probe)
-    except OSError as exc:
-        return f"a file created there cannot be deleted: {exc.strerror or exc}"
-    return ""
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def remove_stale_temporaries(folder: Path) -> int:
-    """Delete temporary files a killed run left behind; returns how many.
-
-    Call it only holding the folder's lock (:meth:`ResultStore.lock`): the
-    temporaries of a run still writing would go too.
-    """
-    if not folder.is_dir():
-        return 0
-    stale = [p for p in folder.iterdir() if p.name.startswith(".") and (
-        p.name.endswith(".tmp") or p.name.startswith(".btlab-probe-"))]
-    for p in stale:
-        p.unlink(missing_ok=True)
-    return len(stale)
+    def _release(self) -> None:
+        if self._lease is not None:
+            self._lease.release()
+            self._lease = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+        if self.folder is not None:
+            rmdir_quietly(work_dir(self.folder))
+            if self._seq == 0 and not self.rewritten:
+                # nothing written: leave no trace of the folders this run made
+                for folder in self._created:
+                    if not rmdir_quietly(folder):
+                        break
+                self._created = []

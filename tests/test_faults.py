@@ -29,7 +29,7 @@ from runner.backends import HANG_FACTOR, HANG_GRACE_SECONDS
 from runner.cli import main
 from runner.config import load_config
 from runner.errors import BackendError
-from runner.store import LOCK_NAME, ResultStore, part_files
+from runner.store import ResultStore, part_files, work_dir
 from runner.sweep import expand
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -706,14 +706,15 @@ def test_no_eval_exec_or_unsafe_yaml_in_the_code():
 
 
 def test_results_stay_under_the_named_folder(tmp_path, monkeypatch):
-    """A run writes only its results folder (part files and a hidden lock), nothing else."""
+    """A run writes only its results folder (part files, nothing else), and leaves nothing
+    beside it (its work folder, with the lock, is removed at the end)."""
     monkeypatch.chdir(tmp_path)
     write(tmp_path / "good.yaml", GOOD)
     assert run_main("run", "good.yaml", "--backend", "serial", "--quiet") == 0
     assert sorted(os.listdir(tmp_path)) == ["good.yaml", "results"]
     assert os.listdir(tmp_path / "results") == ["good"]
     names = os.listdir(tmp_path / "results" / "good")
-    assert all(n.startswith("part-") and n.endswith(".parquet") or n == LOCK_NAME for n in names)
+    assert names and all(n.startswith("part-") and n.endswith(".parquet") for n in names)
     meta = json.loads(pq.read_schema(part_files(tmp_path / "results" / "good")[0])
                       .metadata[b"btlab.config"])
     assert meta["name"] == "good"
@@ -732,7 +733,7 @@ def test_killed_driver_resumes_a_split_trial_without_redoing_finished_subtrees(t
     """)
     (trial_id,) = ids_of(cfg)
     out = tmp_path / "out"
-    checkpoint = out / ".split" / f"{trial_id}.jsonl"
+    checkpoint = work_dir(out) / "split" / f"{trial_id}.jsonl"
     proc = Btlab("run", cfg, "--out", out, "--workers", "2", "--quiet")
     try:
         deadline = time.monotonic() + 90

@@ -218,7 +218,7 @@ def test_split_sweep_on_ray_runs_trials_side_by_side_with_exact_counters(tmp_pat
     # runs only while a worker would otherwise be idle, which depends on timing; it is
     # recorded for every split row (the serial test below holds it to 0)
     assert df["wasted_nodes"].notna().all() and (df["wasted_nodes"] >= 0).all()
-    assert not (out / ".split").exists()   # checkpoints go once their rows are on disk
+    assert not Checkpoints(out).folder.exists()   # checkpoints go once their rows are on disk
 
 
 def test_split_count_trials_on_ray_equal_oeis(tmp_path, ray_session):
@@ -285,8 +285,8 @@ def test_checkpoint_round_trip_torn_line_and_other_plan(tmp_path):
     assert all(json.loads(line) for line in path.read_text().splitlines())
     assert Checkpoints(tmp_path / "nowhere").partial() == []
     folder = tmp_path / "results"
-    (folder / ".split").mkdir(parents=True)
-    (folder / ".split" / "abc.jsonl").write_bytes(path.read_bytes() + b'{"i": 9, "sta')
+    Checkpoints(folder).folder.mkdir(parents=True)
+    (Checkpoints(folder).folder / "abc.jsonl").write_bytes(path.read_bytes() + b'{"i": 9, "sta')
     assert Checkpoints(folder).partial() == [("abc", 3, len(plan.tasks))]
     # another budget (or depth, or parameters) is another plan: nothing is reused
     assert TrialCheckpoint(path, plan, 1000).loaded == {}
@@ -351,12 +351,12 @@ def small_split_run(tmp_path):
 def test_fresh_and_finished_trials_prune_checkpoints(tmp_path, capsys):
     cfg, out = small_split_run(tmp_path)
     stale = out / ".split" / "0123456789abcdef.jsonl"   # a trial no longer in the config
-    stale.parent.mkdir()
+    stale.parent.mkdir()  # where an older btlab kept checkpoints: moved out, then pruned
     stale.write_text('{"plan": "x", "tasks": 1}\n')
     assert main(["run", str(cfg), "--out", str(out), "--backend", "serial", "--quiet"]) == 0
     assert not stale.exists()
     kept = Checkpoints(out).path(next(iter_trials(load_config(cfg))).trial_id)
-    kept.parent.mkdir()
+    kept.parent.mkdir(parents=True)
     kept.write_text('{"plan": "x", "tasks": 1}\n')
     assert main(["run", str(cfg), "--out", str(out), "--backend", "serial", "--quiet",
                  "--fresh"]) == 0

@@ -1,0 +1,72 @@
+"""What is wrong with a results folder, in words: a damaged part, rows of another config.
+
+:func:`damaged` and :func:`check_identity` build the
+:class:`~runner.errors.ResultsError` that names the file at fault and the
+command that moves it aside (:func:`move_aside_hint`); :mod:`runner.store_read`
+raises them for every reader and writer of btlab.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from .errors import ResultsError
+
+if TYPE_CHECKING:
+    from .store_read import Location, PartInfo
+
+
+def move_aside_hint(loc: Location, shown: str) -> str:
+    """A command that moves file ``shown`` out of the folder (keeping it), for messages."""
+    if loc.local is None:
+        return f"move {shown} out of {loc.text} with your storage's own tools"
+    aside = f"{str(loc.local).rstrip('/')}.aside"
+    return f"mkdir -p {aside} && mv {shown} {aside}/"
+
+
+def damaged(loc: Location, path: str, exc: BaseException) -> ResultsError:
+    """The error for a part file that cannot be read: names it, says how to go on."""
+    shown = loc.shown(path)
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return ResultsError(
+        f"{shown}: damaged part file, it cannot be read as Parquet ({first})\n"
+        f"  fix: move it out of the folder ({move_aside_hint(loc, shown)}), then run the "
+        "same `btlab run` command again: it runs that file's trials again")
+
+
+def _describe(identity: tuple[str | None, ...]) -> str:
+    version, name, problem = identity
+    if name is None:
+        return "no btlab metadata (not a part btlab wrote)"
+    return f"config {name!r} ({problem}, schema version {version})"
+
+
+def check_identity(loc: Location, infos: list[PartInfo],
+                   expected: tuple[str | None, ...] | None = None) -> None:
+    """Refuse a folder whose parts are not all of one identity (:data:`IDENTITY_KEYS`).
+
+    Args:
+        expected: the identity every part must have (a run's own); None: the
+            identity of most parts (ties: the newest part's).
+
+    Raises:
+        ResultsError: naming the files of another identity (up to 5) and how to
+            move them aside.
+    """
+    if not infos:
+        return
+    if expected is None:
+        counts = Counter(i.identity for i in infos)
+        newest = max(infos, key=lambda i: i.meta.get("btlab.written_at", "")).identity
+        expected = max(counts, key=lambda ident: (counts[ident], ident == newest))
+    odd = [i for i in infos if i.identity != expected]
+    if not odd:
+        return
+    names = "\n".join(f"    {i.shown}: {_describe(i.identity)}" for i in odd[:5])
+    more = f"\n    ... and {len(odd) - 5} more" if len(odd) > 5 else ""
+    raise ResultsError(
+        f"{loc.text}: {len(odd)} of its {len(infos)} Parquet file(s) are not rows of "
+        f"{_describe(expected)}, which the folder holds:\n{names}{more}\n"
+        f"  fix: move such a file out of the folder (e.g. "
+        f"{move_aside_hint(loc, odd[0].shown)}); a folder holds the rows of one config")
