@@ -2,14 +2,15 @@
 
 Everything that can be wrong with the input is checked before anything is
 written; trials are streamed, never held in a list; a Ctrl-C or SIGTERM keeps
-the finished rows (exit 130); trials that ended with status ``error`` give exit 1.
+the finished rows (exit 130) and is never stored as a trial's error
+(:mod:`runner.interrupts`); each trial that ends with status ``error`` is
+printed as it happens and listed at the end (:mod:`runner.failures`), and
+gives exit 1.
 """
 
 from __future__ import annotations
 
 import hashlib
-import signal
-import threading
 import time
 from pathlib import Path
 
@@ -24,11 +25,13 @@ from rich.progress import (
 )
 
 from . import plugins
+from .interrupts import catching_signals
 
 
 def cmd_run(args, console: Console) -> int:
     from .config import load_config
     from .execute import METRIC_COLUMNS
+    from .failures import FailureLog
     from .progress import log_interval
     from .split_runner import Checkpoints
     from .store import ResultStore, is_uri, load_rows, part_files
@@ -85,11 +88,13 @@ def cmd_run(args, console: Console) -> int:
             console.print(f"split trial {trial_id}: {saved:,} of {total:,} subtrees saved by "
                           "an interrupted run (reused unless its split or budget changed)")
         failed, interrupted, backend, elapsed = 0, False, None, 0.0
+        failures = FailureLog(config.problem.columns.names, lambda line: console.print(
+            line, markup=False, highlight=False, soft_wrap=True, style="red"))
         if to_run:
             failed, interrupted, backend, elapsed = _run_trials(
                 args, console, store, todo, to_run,
                 checkpoints if config.model.split is not None else None,
-                plugins.ship_paths(sorted(refs)), log_every)
+                plugins.ship_paths(sorted(refs)), log_every, failures)
     finally:
         store.close()
     if backend is not None:
@@ -120,6 +125,8 @@ def cmd_run(args, console: Console) -> int:
     if interrupted:
         console.print("interrupted: finished rows are on disk; run the same command to resume")
         return 130
+    for line in failures.summary(where):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     if failed:
         console.print(f"[red]{failed} trial(s) ended with status error[/red] "
                       "(the message is in the error column)")
@@ -129,7 +136,8 @@ def cmd_run(args, console: Console) -> int:
 
 def _run_trials(args, console: Console, store, todo, total: int, checkpoints=None,
                 py_modules: list[str] | None = None,
-                log_every: float | None = None) -> tuple[int, bool, object, float]:
+                log_every: float | None = None,
+                failures=None) -> tuple[int, bool, object, float]:
     """Start the backend and run ``todo`` (a stream of ``total`` trials) into ``store``.
 
     ``checkpoints`` (split sweeps): where finished subtrees are saved; a split
@@ -138,6 +146,8 @@ def _run_trials(args, console: Console, store, todo, total: int, checkpoints=Non
     ``py_modules``: plug-in modules the Ray workers need.
     ``log_every``: print a plain progress line every this many seconds instead of
     the bar (output that is not a terminal; :mod:`runner.progress`).
+    ``failures``: a :class:`runner.failures.FailureLog` told of every row (it
+    prints the failing ones as they come).
 
     Returns:
         (trials with status error, interrupted?, the backend, seconds spent running)
@@ -175,7 +185,8 @@ def _run_trials(args, console: Console, store, todo, total: int, checkpoints=Non
         log = LogProgress(total, write, log_every)
     failed, interrupted = 0, False
     t1 = time.monotonic()
-    previous = _on_sigterm_interrupt()
+    signals = catching_signals()  # SIGTERM as Ctrl-C; neither is ever a trial's error
+    signals.__enter__()
     if log is not None:
         log.start()
     try:
@@ -199,6 +210,8 @@ def _run_trials(args, console: Console, store, todo, total: int, checkpoints=Non
                     store.flush()  # the row is on disk: its subtrees are no longer needed
                     checkpoints.discard(row["trial_id"])
                 failed += row["status"] == "error"
+                if failures is not None:
+                    failures.seen(row)
                 rate = i / max(time.monotonic() - t1, 1e-9)
                 progress.update(task, advance=1, rate=f"{rate:,.1f} trials/s")
                 if log is not None:
@@ -215,20 +228,5 @@ def _run_trials(args, console: Console, store, todo, total: int, checkpoints=Non
                 backend.close()
             except KeyboardInterrupt:  # a second Ctrl-C while Ray shuts down
                 interrupted = True
-            if previous is not None:
-                signal.signal(signal.SIGTERM, previous)
+            signals.__exit__(None, None, None)
     return failed, interrupted, backend, time.monotonic() - t1
-
-
-def _on_sigterm_interrupt():
-    """Make SIGTERM act like Ctrl-C (finished rows are written, exit 130).
-
-    Returns the old handler.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        return None
-
-    def handler(signum, frame):
-        raise KeyboardInterrupt
-
-    return signal.signal(signal.SIGTERM, handler)
