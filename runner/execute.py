@@ -41,11 +41,11 @@ _HOST = socket.gethostname()
 #: Test hook, not for users: ``BTLAB_TEST_FAULT=KIND:PREFIX[,KIND:PREFIX...]`` makes every
 #: trial whose id starts with PREFIX misbehave: ``raise`` raises, ``hang`` sleeps forever
 #: without checking its clock (as a solver stuck in C code would), ``crash`` kills its own
-#: process (as a segfault would), ``memory`` allocates until it gets ``MemoryError`` (under
-#: an address-space limit of its own, 256 MiB above what the process has, lifted again
-#: when the trial's row is made), ``exit`` calls ``sys.exit(3)`` as a misbehaving plug-in
-#: could. Read when each trial starts, so that Ray workers, which inherit the driver's
-#: environment, see it too.
+#: process (as a segfault would), ``memory`` allocates until nothing is left and raises
+#: ``MemoryError`` (under an address-space limit of its own, 256 MiB above what the
+#: process has, lifted again once the trial's row is made), ``exit`` calls
+#: ``sys.exit(3)`` as a misbehaving plug-in could. Read when each trial starts, so that
+#: Ray workers, which inherit the driver's environment, see it too.
 TEST_FAULT_ENV = "BTLAB_TEST_FAULT"
 
 #: Limits to restore once the trial that set them has its row (the ``memory`` fault).
@@ -84,8 +84,18 @@ def _exhaust_memory() -> None:
         cap = min(cap, limits[1])
     resource.setrlimit(resource.RLIMIT_AS, (cap, limits[1]))
     hog = []
-    while True:  # the frame holds the hog when MemoryError comes, as a solver's would
-        hog.append(bytearray(8 << 20))
+    chunk = 8 << 20
+    while chunk:  # to the brim: then even formatting an error needs the hog freed
+        try:
+            hog.append(bytearray(chunk))
+        except MemoryError:
+            chunk //= 2
+    try:
+        while True:  # and the small-object arenas
+            hog.append((None,))
+    except MemoryError:
+        pass
+    raise MemoryError  # the frame holds the hog, as a solver's would
 
 
 def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str, Any]:
