@@ -361,8 +361,11 @@ def solve_knights_tour(
     start_sq = board.square(*start)
     mode = Mode(mode)
     entry = STRATEGIES.get_or_raise(strategy)
-    order = make_orderer(board, heuristic, tie_break, seed)
     budget = Budget(max_nodes, max_seconds)
+    budget.start()  # the board's tables count: building them for 4M squares takes seconds
+    if not board.build_tables(budget.out_of_time, degrees=heuristic != "none"):
+        return SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)
+    order = make_orderer(board, heuristic, tie_break, seed)
     return entry.solve(board, start_sq, order, mode is Mode.FIRST, closed, budget)
 
 
