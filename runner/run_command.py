@@ -32,11 +32,13 @@ def cmd_run(args, console: Console) -> int:
     from .config import load_config
     from .execute import METRIC_COLUMNS
     from .failures import FailureLog
+    from .headline_rows import headline_rows
     from .progress import log_interval
     from .split_runner import Checkpoints
-    from .store import ResultStore, is_uri, load_rows, part_files
+    from .store import ResultStore, is_uri, part_files
     from .summary import print_headline
     from .sweep import check_trial_cap, iter_trials
+    from .tables import TRIAL_COLUMNS
 
     # everything that can be wrong with the input is checked before anything is written
     config = load_config(args.config, args.overrides)
@@ -114,11 +116,12 @@ def cmd_run(args, console: Console) -> int:
     columns = ["trial_id", "problem", *config.problem.columns.names, "budget_nodes",
                "budget_seconds", "seed", "repeat", *METRIC_COLUMNS, "error"]
     where = mirror or folder
-    df = load_rows(where, columns=columns) if (mirror or part_files(folder)) else None
-    if df is not None:
-        current = df[df["trial_id"].isin(wanted)]
-        print_headline(current, console)
-        stale = len(df) - len(current)
+    if mirror or part_files(folder):
+        # part by part, one row per trial key: the driver's memory stays flat with the trials
+        found = headline_rows(where, columns, wanted,
+                              [*config.problem.columns.names, *TRIAL_COLUMNS])
+        print_headline(found.frame, console, errors=(found.errors, found.first_error))
+        stale = found.stale
         if stale:
             console.print(f"{stale:,} row(s) in {folder} are from trials no longer in the config "
                           "(kept on disk; `btlab show --all` includes them)")
