@@ -105,10 +105,19 @@ class KnightBoard:
                 return False
             self.__dict__["neighbours"] = table  # where cached_property keeps it
         if degrees:
-            for name in ("static_degree", "centre_distance2"):
-                if out_of_time():
+            rows, cols = self.rows, self.cols
+            nbrs = self.__dict__["neighbours"]
+            static: list[int] = []
+            dist2: list[int] = []
+            for r in range(rows):
+                if not r & 15 and out_of_time():
                     return False
-                getattr(self, name)
+                row = slice(r * cols, (r + 1) * cols)
+                static.extend(map(len, nbrs[row]))
+                dr2 = (2 * r - (rows - 1)) ** 2
+                dist2.extend(dr2 + (2 * c - (cols - 1)) ** 2 for c in range(cols))
+            self.__dict__.setdefault("static_degree", tuple(static))
+            self.__dict__.setdefault("centre_distance2", tuple(dist2))
         return not out_of_time()
 
     @cached_property
