@@ -274,13 +274,13 @@ def bench_memory(quick: bool, workers: int) -> list[Row]:
                         mib(big["run_peak_rss_kib"]),
                         f"{small['trials']:,} trials {mib(small['run_peak_rss_kib'])}",
                         f"{r['run_ratio']:.2f}x", f"<= {TARGET}x",
-                        _verdict(r["run_ratio"], TARGET)))
+                        _verdict(round(r["run_ratio"], 2), TARGET)))
         rows.append(Row(f"driver peak RSS, whole btlab run incl. end table ({what}), "
                         f"{big['trials']:,} trials",
                         f"{mib(big['peak_rss_kib'])} ({big['seconds']:.0f} s)",
                         f"{small['trials']:,} trials {mib(small['peak_rss_kib'])} "
                         f"({small['seconds']:.0f} s)", f"{r['ratio']:.2f}x", f"<= {TARGET}x",
-                        _verdict(r["ratio"], TARGET)))
+                        _verdict(round(r["ratio"], 2), TARGET)))
     return rows
 
 

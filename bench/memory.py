@@ -69,7 +69,7 @@ def lines(results: list[dict]) -> list[tuple[str, ...]]:
     rows = [head]
     for r in results:
         a, b = r["small"], r["big"]
-        ok = r["ratio"] <= TARGET and r["run_ratio"] <= TARGET
+        ok = round(r["ratio"], 2) <= TARGET and round(r["run_ratio"], 2) <= TARGET
         rows.append((r["backend"], r["workload"], f"{a['trials']:,} -> {b['trials']:,}",
                      f"{mib(a['run_peak_rss_kib'])} -> {mib(b['run_peak_rss_kib'])}",
                      f"{r['run_ratio']:.2f}x",
@@ -95,8 +95,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workload", action="append", choices=["knights", "queens"],
                    help="workloads (repeatable; default both)")
     p.add_argument("--workers", type=int, default=2, help="Ray workers (default 2)")
+    p.add_argument("--trials", type=int, nargs=2, metavar=("SMALL", "BIG"),
+                   help="the two sizes (default 10,000 and 100,000)")
     args = p.parse_args(argv)
     small, big = (1_000, 5_000) if args.quick else (10_000, 100_000)
+    if args.trials:
+        small, big = args.trials
     t0 = time.perf_counter()
     results = measure(small, big, args.backend or ["serial", "ray"],
                       args.workload or ["knights", "queens"], args.workers)

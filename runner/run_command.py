@@ -39,6 +39,7 @@ def cmd_run(args, console: Console) -> int:
     from .summary import print_headline
     from .sweep import check_trial_cap, iter_trials
     from .tables import TRIAL_COLUMNS
+    from .trial_ids import TrialIds
 
     # everything that can be wrong with the input is checked before anything is written
     config = load_config(args.config, args.overrides)
@@ -49,11 +50,14 @@ def cmd_run(args, console: Console) -> int:
     # Trials are streamed, never held in a list, so that the driver's memory stays
     # flat however many trials a sweep has: this pass checks every one before
     # anything is written, a second one (below) feeds the backend.
-    wanted: set[str] = set()
     refs: set[str] = set()  # plug-ins the trials run, shipped to Ray workers
-    for t in iter_trials(config):
-        wanted.add(t.trial_id)
-        refs.update(t.plugins)
+
+    def ids():
+        for t in iter_trials(config):
+            refs.update(t.plugins)
+            yield t.trial_id
+
+    wanted = TrialIds(ids())  # 8 bytes a trial, held for the whole run
     mirror = None
     if args.out and is_uri(args.out):
         # a filesystem URI (shared storage): parts are written whole to a local
@@ -75,7 +79,7 @@ def cmd_run(args, console: Console) -> int:
             if gone:
                 console.print(f"--fresh: deleted {gone} earlier part file(s) in {folder}")
         done = store.existing_ids()
-        checkpoints.prune(keep=wanted - done)
+        checkpoints.prune(keep=wanted.without(done))
         already = len(wanted & done)
         to_run = len(wanted) - already
         todo = (t for t in iter_trials(config) if t.trial_id not in done)
