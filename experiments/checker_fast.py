@@ -21,7 +21,7 @@ from .checker import check_queens, check_tour
 FAST_FROM = 4096
 
 
-def _ints(values: Sequence[int]) -> np.ndarray | None:
+def _ints(values: Sequence[int] | np.ndarray) -> np.ndarray | None:
     """``values`` as an int64 array, or None when they are not all integers (a float, an
     int beyond 64 bits: the exact checker decides)."""
     if isinstance(values, np.ndarray):
@@ -36,7 +36,7 @@ def _distinct(values: np.ndarray, size: int) -> bool:
     return bool(np.bincount(values, minlength=size).max(initial=0) <= 1)
 
 
-def queens_pass(n: int, cols: Sequence[int]) -> bool:
+def queens_pass(n: int, cols: Sequence[int] | np.ndarray) -> bool:
     """True when ``cols`` is certainly a valid n-queens placement."""
     if len(cols) != n:
         return False
@@ -48,10 +48,10 @@ def queens_pass(n: int, cols: Sequence[int]) -> bool:
             and _distinct(rows - arr + n, 2 * n))
 
 
-def check_queens_fast(n: int, cols: Sequence[int]) -> None:
+def check_queens_fast(n: int, cols: Sequence[int] | np.ndarray) -> None:
     """:func:`experiments.checker.check_queens`, fast on big boards (same errors)."""
     if n < FAST_FROM or not queens_pass(n, cols):
-        check_queens(n, cols)
+        check_queens(n, cols.tolist() if isinstance(cols, np.ndarray) else cols)
 
 
 def tour_pass(rows: int, cols: int, start: tuple[int, int], tour: Sequence[int],

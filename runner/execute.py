@@ -83,7 +83,7 @@ def _exhaust_memory() -> None:
     if limits[1] != resource.RLIM_INFINITY:
         cap = min(cap, limits[1])
     resource.setrlimit(resource.RLIMIT_AS, (cap, limits[1]))
-    hog = []
+    hog: list[object] = []
     chunk = 8 << 20
     while chunk:  # to the brim: then even formatting an error needs the hog freed
         try:

@@ -95,15 +95,15 @@ def headline_rows(where: Any, columns: Sequence[str], wanted: Container[str],
         cols = {c: batch.column(c).to_pylist() for c in (*key_cols, "repeat", "status")}
         codes = [index.setdefault(k, len(index)) for k in zip(*(cols[c] for c in key_cols))]
         repeats = [r or 0 for r in cols["repeat"]]
-        for i, (code, rep) in enumerate(zip(codes, repeats)):
-            cur = best.get(code)
+        for at, (key, rep) in enumerate(zip(codes, repeats)):
+            cur = best.get(key)
             if cur is None or rep <= cur[0]:  # the first repeat; its last row if written twice
-                best[code] = (rep, seq + i, {c: batch.column(c)[i].as_py() for c in kept})
+                best[key] = (rep, seq + at, {c: batch.column(c)[at].as_py() for c in kept})
         failed = np.array([s == "error" for s in cols["status"]], dtype=np.int64)
         if failed.any():
             errors = batch.column("error")
-            for i in np.flatnonzero(failed):
-                messages[seq + int(i)] = first_line(errors[int(i)].as_py())[:300]
+            for where_failed in np.flatnonzero(failed).tolist():
+                messages[seq + where_failed] = first_line(errors[where_failed].as_py())[:300]
         for name, values in (("code", np.asarray(codes, dtype=np.int32)),
                              ("repeat", np.asarray(repeats, dtype=np.int32)),
                              ("wall_ns", _floats(batch.column("wall_ns"))),
@@ -111,16 +111,19 @@ def headline_rows(where: Any, columns: Sequence[str], wanted: Container[str],
                              ("error", failed.astype(bool))):
             numbers[name].append(values)
         seq += batch.num_rows
-    arrays = {name: (np.concatenate(parts) if parts else np.empty(0))
+    empty = {"code": np.int32, "repeat": np.int32, "error": bool}
+    arrays = {name: (np.concatenate(parts) if parts
+                     else np.empty(0, dtype=empty.get(name, np.float64)))
               for name, parts in numbers.items()}
     del numbers
     # a trial is (key, repeat): its last row counts (lexsort is stable: file order kept)
     order = np.lexsort((arrays["repeat"], arrays["code"]))
-    code, repeat = arrays["code"][order], arrays["repeat"][order]
+    sorted_code, sorted_repeat = arrays["code"][order], arrays["repeat"][order]
     last = np.ones(len(order), dtype=bool)
-    last[:-1] = (code[1:] != code[:-1]) | (repeat[1:] != repeat[:-1])
+    last[:-1] = ((sorted_code[1:] != sorted_code[:-1])
+                 | (sorted_repeat[1:] != sorted_repeat[:-1]))
     keep = np.sort(order[last])  # positions in the folder of the rows that count
-    del order, code, repeat, last
+    del order, sorted_code, sorted_repeat, last
     medians = pd.DataFrame({name: arrays[name][keep] for name in ("code", "wall_ns", "cpu_ns")}
                            ).groupby("code")[["wall_ns", "cpu_ns"]].median()
     failed_at = keep[arrays["error"][keep]]
