@@ -122,3 +122,48 @@ def test_a_time_budget_holds_through_setup_and_verification(problem, strategy, e
                                                               seconds):
     row, elapsed = timed_trial(problem, strategy, engine, fixed, seconds)
     check(row, elapsed, seconds, "count" not in fixed)
+
+
+# ----------------------------------------------------------- the vectorised checkers
+
+
+def _same_outcome(fast, exact, *args) -> None:
+    """``fast(*args)`` raises what ``exact(*args)`` raises, with the same message, or nothing."""
+    def outcome(fn):
+        try:
+            fn(*args)
+        except Exception as exc:  # noqa: BLE001 - compared below
+            return type(exc), str(exc)
+        return None
+    assert outcome(fast) == outcome(exact)
+
+
+def test_fast_queens_checker_agrees_with_the_exact_one():
+    from experiments.checker import check_queens
+    from experiments.checker_fast import FAST_FROM, check_queens_fast
+    from experiments.queens import construct_queens
+
+    n = FAST_FROM + 7
+    good = construct_queens(n)
+    check_queens_fast(n, good)
+    swapped = list(good)
+    swapped[10], swapped[11] = swapped[11], swapped[10]
+    shifted = [c + 1 for c in good]
+    floats = [float(c) for c in good]
+    for bad in (swapped, shifted, floats, good[:-1], [*good[:-1], good[0]]):
+        _same_outcome(check_queens_fast, check_queens, n, bad)
+
+
+def test_fast_tour_checker_agrees_with_the_exact_one():
+    from experiments.checker import check_tour
+    from experiments.checker_fast import check_tour_fast
+    from experiments.compiled import solve_knights_compiled
+
+    tour = list(solve_knights_compiled(80, 80, (0, 0), heuristic="warnsdorff").solution)
+    check_tour_fast(80, 80, (0, 0), tour)
+    swapped = list(tour)
+    swapped[100], swapped[101] = swapped[101], swapped[100]
+    floats = [float(s) for s in tour]
+    for args in ((80, 80, (0, 0), swapped), (80, 80, (0, 1), tour), (80, 80, (0, 0), floats),
+                 (80, 80, (0, 0), tour[:-1]), (80, 80, (0, 0), tour, True)):
+        _same_outcome(check_tour_fast, check_tour, *args)
