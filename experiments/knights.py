@@ -252,7 +252,8 @@ def run_deep(fn: Callable[[], SearchResult], depth: int) -> SearchResult:
     sys.setrecursionlimit(max(old_limit, depth + 1000))
     try:
         threading.stack_size(DEEP_STACK_BYTES)
-        worker = threading.Thread(target=target, name="btlab-deep-search")
+        # a daemon: a Ctrl-C while joining ends the run without waiting for the search
+        worker = threading.Thread(target=target, name="btlab-deep-search", daemon=True)
         worker.start()
     finally:
         threading.stack_size(old_stack)
