@@ -9,7 +9,8 @@ side by side in one run, and asserts nothing about time.
   through the Ray backend, a plain ``multiprocessing.Pool`` with chunking calling
   the same :func:`runner.execute.run_batch`, and the serial backend; 1 Ray worker
   against 2 on CPU-bound trials; peak driver memory of ``btlab run`` at 10,000 and
-  100,000 trials.
+  100,000 trials, serial and Ray, 8 x 8 tours and N-Queens n = 4..6 (:mod:`bench.memory`,
+  also `python -m bench.memory`).
 * Split (:mod:`bench.split`): one trial split into ordered subtree tasks, 1
   and 2 workers against the unsplit kernel: speed-up on an N-Queens count,
   wasted placements on a first-mode knight's tour.

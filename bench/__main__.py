@@ -258,24 +258,30 @@ def bench_runner(quick: bool, workers: int) -> list[Row]:
 
 
 def bench_memory(quick: bool, workers: int) -> list[Row]:
+    """Peak driver RSS of ``btlab run`` at two sizes (:mod:`bench.memory`)."""
+    from bench.memory import TARGET, measure
+
     # quick: the serial backend (no Ray to start), small sweeps: only checks that it runs
     small_n, big_n = (1_000, 5_000) if quick else (10_000, 100_000)
-    backend = "serial" if quick else "ray"
-    small = _child(["rss", str(small_n), backend, str(workers)])
-    big = _child(["rss", str(big_n), backend, str(workers)])
+    backends = ["serial"] if quick else ["serial", "ray"]
+    workloads = ["knights"] if quick else ["knights", "queens"]
     mib = lambda kib: f"{kib / 1024:,.0f} MiB"  # noqa: E731
-    run_ratio = big["run_peak_rss_kib"] / small["run_peak_rss_kib"]
-    ratio = big["peak_rss_kib"] / small["peak_rss_kib"]
-    return [
-        Row(f"driver peak RSS during the run ({backend}), {big['trials']:,} trials",
-            mib(big["run_peak_rss_kib"]),
-            f"{small['trials']:,} trials {mib(small['run_peak_rss_kib'])}", f"{run_ratio:.2f}x",
-            "<= 1.2x", _verdict(run_ratio, 1.2)),
-        Row(f"driver peak RSS, whole btlab run incl. end table, {big['trials']:,} trials",
-            f"{mib(big['peak_rss_kib'])} ({big['seconds']:.0f} s)",
-            f"{small['trials']:,} trials {mib(small['peak_rss_kib'])} ({small['seconds']:.0f} s)",
-            f"{ratio:.2f}x", "<= 1.2x", _verdict(ratio, 1.2)),
-    ]
+    rows = []
+    for r in measure(small_n, big_n, backends, workloads, workers):
+        small, big = r["small"], r["big"]
+        what = f"{r['backend']}, {r['workload']}"
+        rows.append(Row(f"driver peak RSS during the run ({what}), {big['trials']:,} trials",
+                        mib(big["run_peak_rss_kib"]),
+                        f"{small['trials']:,} trials {mib(small['run_peak_rss_kib'])}",
+                        f"{r['run_ratio']:.2f}x", f"<= {TARGET}x",
+                        _verdict(round(r["run_ratio"], 2), TARGET)))
+        rows.append(Row(f"driver peak RSS, whole btlab run incl. end table ({what}), "
+                        f"{big['trials']:,} trials",
+                        f"{mib(big['peak_rss_kib'])} ({big['seconds']:.0f} s)",
+                        f"{small['trials']:,} trials {mib(small['peak_rss_kib'])} "
+                        f"({small['seconds']:.0f} s)", f"{r['ratio']:.2f}x", f"<= {TARGET}x",
+                        _verdict(round(r["ratio"], 2), TARGET)))
+    return rows
 
 
 # ------------------------------------------------------------------ table

@@ -6,8 +6,9 @@ WORKERS CPUs through :class:`runner.backends.RayBackend`, runs one warm-up round
 one JSON line: for each job, the trials, the seconds and the seconds of the
 first (cold) round.
 
-``python -m bench._child rss TRIALS BACKEND WORKERS`` runs ``btlab run`` on a
-sweep of TRIALS short trials into a temporary folder and prints one JSON line
+``python -m bench._child rss TRIALS BACKEND WORKERS [knights|queens]`` runs
+``btlab run`` on a sweep of TRIALS short trials (8 x 8 Warnsdorff tours, or
+N-Queens counts for n = 4..6) into a temporary folder and prints one JSON line
 with the process's peak resident set size (``ru_maxrss``, KiB) at the end, the
 peak when the run was over and the end-of-run table began, and the time.
 """
@@ -96,21 +97,37 @@ def _run_job(backend, job: dict, rounds: int = 1) -> dict:
     return best
 
 
-def rss(trials: int, backend: str, workers: int) -> dict:
-    import runner.store
+def queens_text(name: str, trials: int) -> tuple[str, int]:
+    """A config of N-Queens counts for n = 4, 5, 6 (recursive), repeated to reach ``trials``.
+
+    Returns:
+        The YAML text and the exact number of trials (a multiple of 3).
+    """
+    repeats = max(1, math.ceil(trials / 3))
+    text = (f"name: {name}\nproblem: n_queens\n"
+            f"fixed: {{strategy: recursive, mode: count}}\n"
+            f"matrix: {{n: [4, 5, 6]}}\nrepeats: {repeats}\n")
+    return text, 3 * repeats
+
+
+def rss(trials: int, backend: str, workers: int, workload: str = "knights") -> dict:
+    import runner.headline_rows
     from runner.cli import main
 
     # ru_maxrss (the process's peak so far) when the run is over and the
     # end-of-run table starts loading rows: the peak of the run itself
-    load_rows = runner.store.load_rows
+    headline_rows = runner.headline_rows.headline_rows
     at_table: list[int] = []
 
-    def load_rows_after_run(*args, **kwargs):
+    def headline_rows_after_run(*args, **kwargs):
         at_table.append(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
-        return load_rows(*args, **kwargs)
+        return headline_rows(*args, **kwargs)
 
-    runner.store.load_rows = load_rows_after_run
-    text, n = sweep_text("rss", "warnsdorff", trials)
+    runner.headline_rows.headline_rows = headline_rows_after_run
+    if workload == "queens":
+        text, n = queens_text("rss", trials)
+    else:
+        text, n = sweep_text("rss", "warnsdorff", trials)
     with tempfile.TemporaryDirectory(prefix="btlab-bench-") as tmp:
         cfg = os.path.join(tmp, "rss.yaml")
         with open(cfg, "w") as fh:
@@ -130,7 +147,7 @@ def main(argv: list[str]) -> int:
     if argv[0] == "ray":
         print(json.dumps(ray_jobs(int(argv[1]), json.loads(argv[2]))))
     elif argv[0] == "rss":
-        print(json.dumps(rss(int(argv[1]), argv[2], int(argv[3]))))
+        print(json.dumps(rss(int(argv[1]), argv[2], int(argv[3]), *argv[4:5])))
     else:
         raise SystemExit(f"unknown measurement {argv[0]!r}")
     return 0

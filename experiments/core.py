@@ -138,13 +138,20 @@ class Budget:
         self.deadline_ns: int | None = None
 
     def start(self) -> None:
-        """Start the clock; call once, right before the search."""
-        if self.max_seconds is not None:
+        """Start the clock, unless it runs already.
+
+        A solver's entry point starts it before any setup (tables of a big
+        board, a construction), so that the time budget covers the whole solve
+        call; the search itself calls it again, which then changes nothing.
+        """
+        if self.max_seconds is not None and self.deadline_ns is None:
             self.deadline_ns = time.perf_counter_ns() + int(self.max_seconds * 1e9)
 
-    def out_of_time(self) -> bool:
-        """True once the time limit has passed (always False without one)."""
-        return self.deadline_ns is not None and time.perf_counter_ns() >= self.deadline_ns
+    def out_of_time(self, margin_ns: int = 0) -> bool:
+        """True once the time limit has passed (always False without one), or will have
+        passed within ``margin_ns`` nanoseconds (what a search needs to wrap up)."""
+        return (self.deadline_ns is not None
+                and time.perf_counter_ns() + margin_ns >= self.deadline_ns)
 
 
 class StopSearch(Exception):

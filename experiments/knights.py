@@ -252,7 +252,8 @@ def run_deep(fn: Callable[[], SearchResult], depth: int) -> SearchResult:
     sys.setrecursionlimit(max(old_limit, depth + 1000))
     try:
         threading.stack_size(DEEP_STACK_BYTES)
-        worker = threading.Thread(target=target, name="btlab-deep-search")
+        # a daemon: a Ctrl-C while joining ends the run without waiting for the search
+        worker = threading.Thread(target=target, name="btlab-deep-search", daemon=True)
         worker.start()
     finally:
         threading.stack_size(old_stack)
@@ -361,8 +362,11 @@ def solve_knights_tour(
     start_sq = board.square(*start)
     mode = Mode(mode)
     entry = STRATEGIES.get_or_raise(strategy)
-    order = make_orderer(board, heuristic, tie_break, seed)
     budget = Budget(max_nodes, max_seconds)
+    budget.start()  # the board's tables count: building them for 4M squares takes seconds
+    if not board.build_tables(budget.out_of_time, degrees=heuristic != "none"):
+        return SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)
+    order = make_orderer(board, heuristic, tie_break, seed)
     return entry.solve(board, start_sq, order, mode is Mode.FIRST, closed, budget)
 
 

@@ -10,7 +10,7 @@ here is also importable from :mod:`experiments.knights_board` and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -72,9 +72,17 @@ class KnightBoard:
     @cached_property
     def neighbours(self) -> tuple[tuple[int, ...], ...]:
         """For each square, the on-board squares a knight's move away, in move order."""
+        table = self._neighbour_rows(lambda: False)
+        assert table is not None
+        return table
+
+    def _neighbour_rows(self, out_of_time: Callable[[], bool]
+                        ) -> tuple[tuple[int, ...], ...] | None:
         rows, cols = self.rows, self.cols
         table = []
         for r in range(rows):
+            if not r & 15 and out_of_time():
+                return None
             for c in range(cols):
                 table.append(tuple(
                     (r + dr) * cols + (c + dc)
@@ -82,6 +90,35 @@ class KnightBoard:
                     if 0 <= r + dr < rows and 0 <= c + dc < cols
                 ))
         return tuple(table)
+
+    def build_tables(self, out_of_time: Callable[[], bool], degrees: bool = True) -> bool:
+        """Build :attr:`neighbours` now (and, with ``degrees``, :attr:`static_degree` and
+        :attr:`centre_distance2`, which the ordering heuristics use), reading
+        ``out_of_time()`` every 16 rows: a big board's tables take seconds.
+
+        Returns:
+            False when time ran out first, True otherwise.
+        """
+        if "neighbours" not in self.__dict__:
+            table = self._neighbour_rows(out_of_time)
+            if table is None:
+                return False
+            self.__dict__["neighbours"] = table  # where cached_property keeps it
+        if degrees:
+            rows, cols = self.rows, self.cols
+            nbrs = self.__dict__["neighbours"]
+            static: list[int] = []
+            dist2: list[int] = []
+            for r in range(rows):
+                if not r & 15 and out_of_time():
+                    return False
+                row = slice(r * cols, (r + 1) * cols)
+                static.extend(map(len, nbrs[row]))
+                dr2 = (2 * r - (rows - 1)) ** 2
+                dist2.extend(dr2 + (2 * c - (cols - 1)) ** 2 for c in range(cols))
+            self.__dict__.setdefault("static_degree", tuple(static))
+            self.__dict__.setdefault("centre_distance2", tuple(dist2))
+        return not out_of_time()
 
     @cached_property
     def coords(self) -> tuple[tuple[int, int], ...]:

@@ -199,5 +199,6 @@ def solve_queens(
     if unique and mode is not Mode.COUNT:
         raise ValueError("unique counting needs mode='count'")
     budget = Budget(max_nodes, max_seconds)
+    budget.start()  # setup counts too (a construction's n queens, a deep-search thread)
     options = {"method": method} if "method" in entry.options else {}
     return entry.solve(n, mode is Mode.FIRST, unique, budget, **options)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Container
 
 from experiments.core import SearchResult, Status
 from experiments.split import SplitPlan
@@ -191,7 +191,7 @@ class Checkpoints:
                 found.append((f.stem, len(results), header["tasks"]))
         return found
 
-    def prune(self, keep: set[str] | None = None) -> int:
+    def prune(self, keep: Container[str] | None = None) -> int:
         """Delete every checkpoint whose trial is not in ``keep`` (None: all); returns how many."""
         if not self.folder.is_dir():
             return 0

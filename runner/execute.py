@@ -2,13 +2,23 @@
 
 This module is imported by every backend (serial, Ray workers) and knows
 nothing of Ray or files. A trial that raises becomes a row with status
-``error`` and the message; a solution that fails the checker does too.
+``error`` and the message (:func:`error_message`); a solution that fails the
+checker does too. That holds for every exception a trial can raise --
+``MemoryError`` (its data is freed before the message is formatted),
+``RecursionError``, ``GeneratorExit``, and ``SystemExit`` from code that
+calls ``sys.exit`` -- except a signal: ``KeyboardInterrupt``, or anything a
+Ctrl-C or SIGTERM turned into another exception (:mod:`runner.interrupts`),
+propagates and the trial gives no row. In a Ray worker, ``SystemExit``
+propagates too (Ray's own SIGTERM handler raises it to stop the worker; the
+driver reruns that worker's trials).
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
+import resource
 import signal
 import socket
 import time
@@ -18,6 +28,7 @@ from typing import Any, Iterable, Mapping
 
 from experiments.core import Status
 
+from .interrupts import is_interrupt, signals_seen
 from .problems import get_problem
 from .trial import Trial
 
@@ -30,9 +41,15 @@ _HOST = socket.gethostname()
 #: Test hook, not for users: ``BTLAB_TEST_FAULT=KIND:PREFIX[,KIND:PREFIX...]`` makes every
 #: trial whose id starts with PREFIX misbehave: ``raise`` raises, ``hang`` sleeps forever
 #: without checking its clock (as a solver stuck in C code would), ``crash`` kills its own
-#: process (as a segfault would). Read when each trial starts, so that Ray workers, which
-#: inherit the driver's environment, see it too.
+#: process (as a segfault would), ``memory`` allocates until nothing is left and raises
+#: ``MemoryError`` (under an address-space limit of its own, 256 MiB above what the
+#: process has, lifted again once the trial's row is made), ``exit`` calls
+#: ``sys.exit(3)`` as a misbehaving plug-in could. Read when each trial starts, so that
+#: Ray workers, which inherit the driver's environment, see it too.
 TEST_FAULT_ENV = "BTLAB_TEST_FAULT"
+
+#: Limits to restore once the trial that set them has its row (the ``memory`` fault).
+_restore_limits: list[tuple[int, int]] = []
 
 
 def _inject_test_fault(trial_id: str) -> None:
@@ -50,6 +67,35 @@ def _inject_test_fault(trial_id: str) -> None:
                 time.sleep(3600)
         if kind == "crash":
             os.kill(os.getpid(), signal.SIGKILL)
+        if kind == "exit":
+            raise SystemExit(3)
+        if kind == "memory":
+            _exhaust_memory()
+
+
+def _exhaust_memory() -> None:
+    """Allocate until ``MemoryError`` under a limit just above this process's address space."""
+    with open("/proc/self/status") as fh:
+        vm_kib = next(int(line.split()[1]) for line in fh if line.startswith("VmSize:"))
+    limits = resource.getrlimit(resource.RLIMIT_AS)
+    _restore_limits.append(limits)
+    cap = (vm_kib << 10) + (256 << 20)
+    if limits[1] != resource.RLIM_INFINITY:
+        cap = min(cap, limits[1])
+    resource.setrlimit(resource.RLIMIT_AS, (cap, limits[1]))
+    hog: list[object] = []
+    chunk = 8 << 20
+    while chunk:  # to the brim: then even formatting an error needs the hog freed
+        try:
+            hog.append(bytearray(chunk))
+        except MemoryError:
+            chunk //= 2
+    try:
+        while True:  # and the small-object arenas
+            hog.append((None,))
+    except MemoryError:
+        pass
+    raise MemoryError  # the frame holds the hog, as a solver's would
 
 
 def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str, Any]:
@@ -87,6 +133,7 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
     }
     prepared: Mapping[str, Any] = {}
     extra_columns: tuple[str, ...] = ()
+    signals = signals_seen()
     cpu0 = time.process_time_ns()
     wall0 = time.perf_counter_ns()
     try:
@@ -111,6 +158,8 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
                 problem.verify(trial.columns, result.solution)
             except ValueError as exc:
                 error = f"solver returned an invalid solution: {exc}"
+        if signals_seen() != signals:  # a solver swallowed the signal: its result is suspect
+            raise KeyboardInterrupt
         row.update(result.counters())
         row.update(wall_ns=wall, cpu_ns=cpu,
                    solution=list(result.solution) if result.solution is not None else None,
@@ -119,16 +168,55 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
             row[name] = prepared[name] if name in prepared else result.extra.get(name)
         if error is not None:
             row["status"] = Status.ERROR.value
-    except Exception as exc:  # a failing trial must not stop the run
+    except KeyboardInterrupt:
+        raise  # a signal is never the trial's error: the run stops, the trial gives no row
+    except BaseException as exc:  # noqa: BLE001 - a failing trial must not stop the run
         wall = time.perf_counter_ns() - wall0
         cpu = time.process_time_ns() - cpu0
+        if signals_seen() != signals or is_interrupt(exc):
+            raise KeyboardInterrupt from None  # e.g. numba's SystemError around a Ctrl-C
+        if isinstance(exc, SystemExit) and node_id is not None:
+            raise  # a Ray worker told to exit (Ray's SIGTERM handler): the driver reruns
+        message = error_message(exc)
+        del exc
         row.update(status=Status.ERROR.value, nodes=None, backtracks=None, dead_ends=None,
                    checks=None, solutions=None, max_depth=None, wall_ns=wall, cpu_ns=cpu,
-                   solution=None,
-                   error=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=-3)}")
+                   solution=None, error=message)
         for name in extra_columns:
             row[name] = prepared.get(name)
+    finally:
+        while _restore_limits:
+            resource.setrlimit(resource.RLIMIT_AS, _restore_limits.pop())
     return row
+
+
+def error_message(exc: BaseException) -> str:
+    """The ``error`` column of a trial that raised ``exc``: ``Type: message`` and the
+    last three frames of its traceback.
+
+    The frames' local variables are dropped first (the traceback keeps only
+    file, line and function), so that what a failing solver held -- the
+    partial placements that ran out of memory -- is freed before anything is
+    formatted; after a ``MemoryError`` a garbage collection runs too. If even
+    then formatting fails for want of memory, the message is the type alone.
+    A trial that called ``sys.exit`` is named as such: it cannot end the run.
+    """
+    traceback.clear_frames(exc.__traceback__)
+    link = exc.__context__ or exc.__cause__
+    if link is not None:
+        traceback.clear_frames(link.__traceback__)
+    if isinstance(exc, MemoryError):
+        gc.collect()
+    try:
+        text = str(exc)
+        if isinstance(exc, MemoryError) and not text:
+            text = "out of memory (the trial's data was freed; the run goes on)"
+        elif isinstance(exc, SystemExit):
+            text = f"the trial called sys.exit({exc.code!r}); a trial cannot end the run"
+        tail = "".join(traceback.format_exception(exc, limit=-3))
+        return f"{type(exc).__name__}: {text}\n{tail}"
+    except MemoryError:
+        return f"{type(exc).__name__} (no more detail: out of memory while formatting it)"
 
 
 def run_batch(trials: Iterable[Trial], node_id: str | None = None) -> list[dict[str, Any]]:

@@ -2,18 +2,20 @@
 
 Everything that can be wrong with the input is checked before anything is
 written; trials are streamed, never held in a list; a Ctrl-C or SIGTERM keeps
-the finished rows (exit 130); trials that ended with status ``error`` give exit 1;
-results that cannot be written (disk full, ...) exit 3 (:class:`runner.errors.StoreWriteError`).
+the finished rows (exit 130) and is never stored as a trial's error
+(:mod:`runner.interrupts`); each trial that ends with status ``error`` is
+printed as it happens and listed at the end (:mod:`runner.failures`), and
+gives exit 1; results that cannot be written (disk full, ...) exit 3
+(:class:`runner.errors.StoreWriteError`).
 """
 
 from __future__ import annotations
 
-import signal
-import threading
 import time
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -24,15 +26,21 @@ from rich.progress import (
 )
 
 from . import plugins
+from .interrupts import catching_signals
 
 
 def cmd_run(args, console: Console) -> int:
     from .config import load_config
     from .execute import METRIC_COLUMNS
+    from .failures import FailureLog
+    from .headline_rows import headline_rows
     from .progress import log_interval
-    from .store import ResultStore, load_rows
+    from .selection import older_rows_sentence
+    from .store import ResultStore
     from .summary import print_headline
     from .sweep import check_trial_cap, iter_trials
+    from .tables import TRIAL_COLUMNS
+    from .trial_ids import TrialIds
 
     # everything that can be wrong with the input is checked before anything is written
     config = load_config(args.config, args.overrides)
@@ -43,35 +51,39 @@ def cmd_run(args, console: Console) -> int:
     # Trials are streamed, never held in a list, so that the driver's memory stays
     # flat however many trials a sweep has: this pass checks every one before
     # anything is written, a second one (below) feeds the backend.
-    wanted: set[str] = set()
     refs: set[str] = set()  # plug-ins the trials run, shipped to Ray workers
-    for t in iter_trials(config):
-        wanted.add(t.trial_id)
-        refs.update(t.plugins)
+
+    def ids():
+        for t in iter_trials(config):
+            refs.update(t.plugins)
+            yield t.trial_id
+
+    wanted = TrialIds(ids())  # 8 bytes a trial, held for the whole run
     store = ResultStore(args.out or Path("results") / config.name, config, fresh=args.fresh)
     folder = store.location  # a path or a URI: where the rows are, and all that counts
+    shown = escape(str(folder))  # printed literally: a folder name may hold [brackets]
     stale_tmp = store.lock()
     try:
         if stale_tmp:
-            console.print(f"deleted {stale_tmp} temporary file(s) a killed run left in {folder}")
+            console.print(f"deleted {stale_tmp} temporary file(s) a killed run left in {shown}")
         checkpoints = store.checkpoints()
         if args.fresh:
             gone = store.clear()
             checkpoints.prune()
             if gone:
-                console.print(f"--fresh: deleted {gone} earlier part file(s) in {folder}")
+                console.print(f"--fresh: deleted {gone} earlier part file(s) in {shown}")
         done, retried = store.resume(wanted, retry_errors=not args.no_retry_errors)
         if retried:
             console.print(f"{retried:,} trial(s) whose rows have status error run again (their "
                           "error rows are removed; --no-retry-errors keeps them)")
-        checkpoints.prune(keep=wanted - done)
+        checkpoints.prune(keep=wanted.without(done))
         already = len(wanted & done)
         to_run = len(wanted) - already
         todo = (t for t in iter_trials(config) if t.trial_id not in done)
         if not to_run:
             store.record_config()
-        console.print(f"btlab {config.name}: {len(wanted):,} trials, "
-                      f"{already:,} already in {folder}, {to_run:,} to run "
+        console.print(f"btlab {escape(config.name)}: {len(wanted):,} trials, "
+                      f"{already:,} already in {shown}, {to_run:,} to run "
                       f"({args.backend} backend, run {store.run_id})")
         if config.overrides:
             console.print("overrides: " + " ".join(config.overrides), markup=False)
@@ -79,15 +91,17 @@ def cmd_run(args, console: Console) -> int:
             console.print(f"split trial {trial_id}: {saved:,} of {total:,} subtrees saved by "
                           "an interrupted run (reused unless its split or budget changed)")
         failed, interrupted, backend, elapsed = 0, False, None, 0.0
+        failures = FailureLog(config.problem.columns.names, lambda line: console.print(
+            line, markup=False, highlight=False, soft_wrap=True, style="red"))
         if to_run:
             failed, interrupted, backend, elapsed = _run_trials(
                 args, console, store, todo, to_run,
                 checkpoints if config.model.split is not None else None,
-                plugins.ship_paths(sorted(refs)), log_every)
+                plugins.ship_paths(sorted(refs)), log_every, failures)
     finally:
         store.close()
     if backend is not None:
-        console.print(f"{store.rows_written:,} rows written to {folder} in {elapsed:.1f} s")
+        console.print(f"{store.rows_written:,} rows written to {shown} in {elapsed:.1f} s")
         for count, what in ((getattr(backend, "killed", 0),
                              "trial(s) hung past the time limit and were killed (status "
                              "time_limit, message in the error column)"),
@@ -102,17 +116,20 @@ def cmd_run(args, console: Console) -> int:
     # the headline's columns only: the tours and the provenance stay on disk
     columns = ["trial_id", "problem", *config.problem.columns.names, "budget_nodes",
                "budget_seconds", "seed", "repeat", *METRIC_COLUMNS, "error"]
-    df = load_rows(store.loc, columns=columns) if store.has_parts() else None
-    if df is not None:
-        current = df[df["trial_id"].isin(wanted)]
-        print_headline(current, console)
-        stale = len(df) - len(current)
+    if store.has_parts():
+        # part by part, one row per trial key: the driver's memory stays flat with the trials
+        found = headline_rows(store.loc, columns, wanted,
+                              [*config.problem.columns.names, *TRIAL_COLUMNS])
+        print_headline(found.frame, console, errors=(found.errors, found.first_error))
+        stale = found.stale
         if stale:
-            console.print(f"{stale:,} row(s) in {folder} are from trials no longer in the config "
-                          "(kept on disk; `btlab show --all` includes them)")
+            console.print(older_rows_sentence(stale, False) + " (kept on disk; `btlab show` "
+                          "counts them the same way)", markup=False)
     if interrupted:
         console.print("interrupted: finished rows are on disk; run the same command to resume")
         return 130
+    for line in failures.summary(folder):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     if failed:
         console.print(f"[red]{failed} trial(s) ended with status error[/red] "
                       "(the message is in the error column)")
@@ -122,7 +139,8 @@ def cmd_run(args, console: Console) -> int:
 
 def _run_trials(args, console: Console, store, todo, total: int, checkpoints=None,
                 py_modules: list[str] | None = None,
-                log_every: float | None = None) -> tuple[int, bool, object, float]:
+                log_every: float | None = None,
+                failures=None) -> tuple[int, bool, object, float]:
     """Start the backend and run ``todo`` (a stream of ``total`` trials) into ``store``.
 
     ``checkpoints`` (split sweeps): where finished subtrees are saved; a split
@@ -131,6 +149,8 @@ def _run_trials(args, console: Console, store, todo, total: int, checkpoints=Non
     ``py_modules``: plug-in modules the Ray workers need.
     ``log_every``: print a plain progress line every this many seconds instead of
     the bar (output that is not a terminal; :mod:`runner.progress`).
+    ``failures``: a :class:`runner.failures.FailureLog` told of every row (it
+    prints the failing ones as they come).
 
     Returns:
         (trials with status error, interrupted?, the backend, seconds spent running)
@@ -168,7 +188,8 @@ def _run_trials(args, console: Console, store, todo, total: int, checkpoints=Non
         log = LogProgress(total, write, log_every)
     failed, interrupted = 0, False
     t1 = time.monotonic()
-    previous = _on_sigterm_interrupt()
+    signals = catching_signals()  # SIGTERM as Ctrl-C; neither is ever a trial's error
+    signals.__enter__()
     if log is not None:
         log.start()
     try:
@@ -192,6 +213,8 @@ def _run_trials(args, console: Console, store, todo, total: int, checkpoints=Non
                     store.flush()  # the row is on disk: its subtrees are no longer needed
                     checkpoints.discard(row["trial_id"])
                 failed += row["status"] == "error"
+                if failures is not None:
+                    failures.seen(row)
                 rate = i / max(time.monotonic() - t1, 1e-9)
                 progress.update(task, advance=1, rate=f"{rate:,.1f} trials/s")
                 if log is not None:
@@ -208,20 +231,5 @@ def _run_trials(args, console: Console, store, todo, total: int, checkpoints=Non
                 backend.close()
             except KeyboardInterrupt:  # a second Ctrl-C while Ray shuts down
                 interrupted = True
-            if previous is not None:
-                signal.signal(signal.SIGTERM, previous)
+            signals.__exit__(None, None, None)
     return failed, interrupted, backend, time.monotonic() - t1
-
-
-def _on_sigterm_interrupt():
-    """Make SIGTERM act like Ctrl-C (finished rows are written, exit 130).
-
-    Returns the old handler.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        return None
-
-    def handler(signum, frame):
-        raise KeyboardInterrupt
-
-    return signal.signal(signal.SIGTERM, handler)

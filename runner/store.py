@@ -31,7 +31,7 @@ import time
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Container
 
 import pyarrow as pa
 
@@ -240,7 +240,7 @@ class ResultStore:
         table = read_parts(self.loc, ["trial_id"])
         return set() if table is None else set(table.column("trial_id").to_pylist())
 
-    def resume(self, wanted: set[str], retry_errors: bool = True) -> tuple[set[str], int]:
+    def resume(self, wanted: Container[str], retry_errors: bool = True) -> tuple[set[str], int]:
         """The trial ids a rerun skips, after taking out the error rows of trials to retry.
 
         Only what is at the destination counts. With ``retry_errors``, the rows

@@ -19,7 +19,7 @@ run in the same part.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Container
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -71,7 +71,7 @@ def bring_to_schema(store: ResultStore, infos: list[PartInfo]) -> pa.Schema:
     return target.with_metadata(store.schema.metadata)
 
 
-def drop_error_rows(store: ResultStore, wanted: set[str]) -> tuple[set[str], int]:
+def drop_error_rows(store: ResultStore, wanted: Container[str]) -> tuple[set[str], int]:
     """Remove the ``error`` rows of the trials in ``wanted``; return what stays done.
 
     A trial of ``wanted`` with an ``error`` row runs again; its error rows are
@@ -96,9 +96,10 @@ def drop_error_rows(store: ResultStore, wanted: set[str]) -> tuple[set[str], int
         error = pc.fill_null(pc.equal(status, "error"), False)
         done.update(pc.filter(ids, pc.invert(error)).to_pylist())
         hit = set(pc.filter(ids, error).to_pylist())
-        done.update(hit - wanted)
-        if hit & wanted:
-            retry |= hit & wanted
+        mine = {t for t in hit if t in wanted}  # ``in`` only: wanted may be a TrialIds
+        done.update(hit - mine)
+        if mine:
+            retry |= mine
             holding.add(path)
     if retry:
         drop = pa.array(sorted(retry), pa.string())

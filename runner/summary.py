@@ -18,11 +18,15 @@ from .problems import get_problem
 from .tables import add_row, fmt_int, generic_headline
 
 
-def print_headline(df: pd.DataFrame, console: Console | None = None) -> None:
+def print_headline(df: pd.DataFrame, console: Console | None = None,
+                   errors: tuple[int, str | None] | None = None) -> None:
     """Print the headline tables of a results DataFrame (one problem).
 
     A plug-in problem that no longer imports, or whose headline fails to load,
-    gets a plain count of trials by status instead of an error.
+    gets a plain count of trials by status instead of an error. ``errors``:
+    (trials that failed, the first line of the first message) when ``df``
+    holds one row per trial key rather than every trial
+    (:func:`runner.headline_rows.headline_rows`); None: counted in ``df``.
     """
     console = console or Console()
     if df.empty:
@@ -41,10 +45,13 @@ def print_headline(df: pd.DataFrame, console: Console | None = None) -> None:
             generic_headline(df, console, spec)
         else:
             headline(df, console)
-    errors = df[df["status"] == "error"]
-    if len(errors):
-        console.print(Text.assemble((f"{len(errors)} trial(s) failed", "red"), "; first error:"))
-        console.print(str(errors["error"].iloc[0]).splitlines()[0], markup=False)
+    if errors is None:
+        failed = df[df["status"] == "error"]
+        errors = (len(failed), str(failed["error"].iloc[0]).splitlines()[0] if len(failed)
+                  else None)
+    if errors[0]:
+        console.print(Text.assemble((f"{errors[0]} trial(s) failed", "red"), "; first error:"))
+        console.print(str(errors[1]), markup=False)
 
 
 def print_by_node(df: pd.DataFrame, console: Console) -> None:

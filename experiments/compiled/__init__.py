@@ -118,6 +118,7 @@ def solve_knights_compiled(
         rows, cols, start, mode, heuristic, tie_break, move_order)
     budget = Budget(max_nodes, max_seconds)
     compile_ns = warm_up("knights")
+    budget.start()  # after loading the kernels (compile_ns), before the board's tables
     return knights_kernel.run_knights(rows, cols, start_sq, moves, heuristic, tie_break,
                                       first, bool(closed), budget, seed,
                                       {"compile_ns": compile_ns})
@@ -161,6 +162,7 @@ def solve_queens_compiled(
         raise ValueError("unique counting needs mode='count'")
     budget = Budget(max_nodes, max_seconds)
     compile_ns = warm_up("queens")
+    budget.start()  # after loading the kernels (compile_ns)
     return queens_kernel.run_queens(n, first, bool(unique), budget, {"compile_ns": compile_ns})
 
 

@@ -20,7 +20,7 @@ import pyarrow as pa
 from pydantic import AfterValidator, Field, StrictBool, StrictInt
 from pydantic_core import PydanticCustomError
 
-from experiments.checker import check_tour
+from experiments.checker_fast import check_tour_fast
 from experiments.core import SearchResult
 from experiments.knights import (
     DEFAULT_MOVE_ORDER,
@@ -157,7 +157,7 @@ def solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None
 
 def verify(c: Mapping[str, Any], solution: tuple[int, ...]) -> None:
     """Raise :class:`experiments.checker.InvalidSolution` unless ``solution`` is a tour."""
-    check_tour(c["rows"], c["cols"], (c["start_row"], c["start_col"]), solution, c["closed"])
+    check_tour_fast(c["rows"], c["cols"], (c["start_row"], c["start_col"]), solution, c["closed"])
 
 
 def prepare(c: Mapping[str, Any]) -> Mapping[str, Any]:

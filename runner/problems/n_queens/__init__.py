@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, Mapping
 import pyarrow as pa
 from pydantic import Field, StrictBool, StrictInt
 
-from experiments.checker import check_queens
+from experiments.checker_fast import check_queens_fast
 from experiments.core import SearchResult
 from experiments.queens import CONSTRUCTIONS, STRATEGIES, solve_queens
 
@@ -68,7 +68,7 @@ def solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None
 
 def verify(c: Mapping[str, Any], solution: tuple[int, ...]) -> None:
     """Raise :class:`experiments.checker.InvalidSolution` unless no two queens attack."""
-    check_queens(c["n"], solution)
+    check_queens_fast(c["n"], solution)
 
 
 def prepare(c: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -1,0 +1,78 @@
+"""Signals are never trial errors: Ctrl-C and SIGTERM end the run, whatever a trial makes of them.
+
+A signal arrives while some code runs. Python code sees it as
+``KeyboardInterrupt``; the compiled engine's numba dispatcher, interrupted
+while it returns, turns it into ``SystemError: ... returned a result with an
+exception set`` (the ``KeyboardInterrupt`` is at the end of its
+``__cause__`` chain); a solver's own ``except Exception`` could swallow it.
+So that none of these is stored as the trial's error:
+
+* :func:`catching_signals` installs SIGINT and SIGTERM handlers for the run
+  that count the signal (:func:`signals_seen`) before raising
+  ``KeyboardInterrupt``;
+* :func:`runner.execute.run_trial` compares the count before and after the
+  trial and looks for a ``KeyboardInterrupt`` in the exception's chain
+  (:func:`is_interrupt`); either way it raises ``KeyboardInterrupt`` and the
+  trial gives no row. The run then writes the rows it has and exits 130.
+
+In a Ray worker no handler of ours is installed (Ray's own handle SIGTERM and
+task cancellation); :func:`is_interrupt` alone applies there, and the
+driver reruns the trials of a worker whose task ended that way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from typing import Iterator
+
+#: The signals a run treats as "stop now, keep the finished rows".
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+_seen = 0
+
+
+def signals_seen() -> int:
+    """How many SIGINT / SIGTERM this process has received through :func:`catching_signals`."""
+    return _seen
+
+
+def _handler(signum, frame) -> None:
+    global _seen
+    _seen += 1
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+@contextlib.contextmanager
+def catching_signals() -> Iterator[None]:
+    """Within the block, SIGINT and SIGTERM are counted, then raise ``KeyboardInterrupt``.
+
+    Outside the main thread (where Python cannot install handlers) nothing is
+    installed. The previous handlers come back when the block ends.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, _handler) for s in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for s, old in previous.items():
+            signal.signal(s, old)
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """True when ``exc`` is, or was caused by, a ``KeyboardInterrupt`` (a signal).
+
+    Follows ``__cause__`` and ``__context__`` (at most 100 links, cycles
+    stopped), as numba wraps the interrupt in ``SystemError`` twice.
+    """
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen and len(seen) < 100:
+        if isinstance(link, KeyboardInterrupt):
+            return True
+        seen.add(id(link))
+        link = link.__cause__ or link.__context__
+    return False
