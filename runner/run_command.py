@@ -35,7 +35,6 @@ def cmd_run(args, console: Console) -> int:
     from .failures import FailureLog
     from .headline_rows import headline_rows
     from .progress import log_interval
-    from .selection import older_rows_sentence
     from .store import ResultStore
     from .summary import print_headline
     from .sweep import check_trial_cap, iter_trials
@@ -123,8 +122,9 @@ def cmd_run(args, console: Console) -> int:
         print_headline(found.frame, console, errors=(found.errors, found.first_error))
         stale = found.stale
         if stale:
-            console.print(older_rows_sentence(stale, False) + " (kept on disk; `btlab show` "
-                          "counts them the same way)", markup=False)
+            console.print(f"{stale:,} older row(s) in this folder are from trials no longer in "
+                          "the config last run: kept on disk, left out of these tables "
+                          "(`btlab show --all` includes them)", markup=False)
     if interrupted:
         console.print("interrupted: finished rows are on disk; run the same command to resume")
         return 130

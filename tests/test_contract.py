@@ -673,7 +673,7 @@ def test_editing_a_plugin_changes_the_trial_ids(tmp_path):
     edited = _btlab(["run", "edit.yaml", "--backend", "serial", "--quiet"], tmp_path)
     assert edited.returncode == 0, edited.stderr
     assert "2 trials, 0 already in results/edit, 2 to run" in edited.stdout
-    assert "2 row(s) in results/edit are from trials no longer in the config" in edited.stdout
+    assert "2 older row(s) in this folder are from trials no longer in the config" in edited.stdout
     df = pd.read_parquet(tmp_path / "results" / "edit")
     assert len(df) == 4 and df["trial_id"].nunique() == 4
     hashes = df["plugins"].map(lambda p: json.loads(p)["my_rules:warnsdorff_stable"])

@@ -311,7 +311,8 @@ def test_changed_config_runs_only_new_trials_and_show_counts_the_others(tmp_path
     assert "50 trials, 25 already in" in capsys.readouterr().out
     assert run_main("run", only_none, "--out", out, "--backend", "serial", "--quiet") == 0
     text = capsys.readouterr().out
-    assert "0 to run" in text and "25 row(s) in" in text and "no longer in the config" in text
+    assert "0 to run" in text and "no longer in the config" in text
+    assert "25 older row(s) in this folder" in text
     assert len(pd.read_parquet(out)) == 50                       # nothing deleted
     assert run_main("show", out) == 0
     text = capsys.readouterr().out

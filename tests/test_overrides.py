@@ -268,7 +268,7 @@ def test_other_overrides_into_the_same_folder_follow_the_edited_config_rules(sma
     assert cli(*run, "matrix.heuristic=[none]") == 0
     text = flat(capsys.readouterr().out)
     assert "btlab small-over: 2 trials, 0 already in" in text
-    assert f"2 row(s) in {out} are from trials no longer in the config" in text
+    assert "2 older row(s) in this folder are from trials no longer in the config" in text
     df = load_rows(out)
     assert sorted(df["heuristic"]) == ["none", "none", "warnsdorff", "warnsdorff"]
     assert json.loads(newest_meta(out)["btlab.overrides"]) == ["matrix.heuristic=[none]"]
