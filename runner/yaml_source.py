@@ -6,6 +6,12 @@ value, so that :class:`~runner.errors.ConfigError` can name them;
 :func:`from_pydantic` turns a pydantic validation error into a
 :class:`~runner.errors.ConfigError` with what was expected, what was found and
 a fix.
+
+A config is small data, so :func:`parse_yaml` bounds what a file may expand
+to before anything is built from it: at most :data:`MAX_NODES` nodes with
+every alias followed (an alias bomb of a few hundred bytes would otherwise
+expand to billions), nested at most :data:`MAX_DEPTH` deep. The file itself is
+bounded by :data:`MAX_CONFIG_BYTES` (:func:`runner.config.load_config`).
 """
 
 from __future__ import annotations
@@ -21,10 +27,78 @@ from .errors import ConfigError
 Position = tuple[int, int]
 KeyPath = tuple  # tuple[str | int, ...]
 
+#: The largest config file read, in bytes (1 MiB; configs are a few hundred bytes).
+MAX_CONFIG_BYTES = 1 << 20
+#: The most YAML nodes (mappings, lists, scalars, keys included) a config may expand
+#: to, counting an aliased node once per alias that refers to it.
+MAX_NODES = 1_000_000
+#: The deepest nesting of mappings and lists in a config (a config needs about 6).
+MAX_DEPTH = 64
+
 
 def did_you_mean(word: Any, choices: list[str]) -> str:
     close = difflib.get_close_matches(str(word), choices, n=1, cutoff=0.6)
     return f"did you mean {close[0]!r}?" if close else ""
+
+
+def _expanded_size(root: yaml.Node, source: str) -> None:
+    """Refuse a node graph that expands to more than :data:`MAX_NODES` nodes or nests
+    deeper than :data:`MAX_DEPTH`, in time linear in the number of distinct nodes.
+
+    An alias is a second reference to a node already composed, so a graph of
+    a few dozen nodes can stand for billions (``a: &a [x, x]``, ``b: &b [*a,
+    *a]``, ...): each node's expanded size and depth are computed once, from
+    its children's, without walking the expansion.
+
+    Raises:
+        ConfigError: too many nodes or too deep, located at the node where the
+            bound was passed.
+    """
+    size: dict[int, int] = {}
+    depth: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    on_path: set[int] = set()
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            kids = _children(node)
+            size[key] = 1 + sum(size[id(k)] for k in kids)
+            depth[key] = 1 + max((depth[id(k)] for k in kids), default=0)
+            problem = ""
+            if size[key] > MAX_NODES:
+                problem = (f"a document that expands to more than {MAX_NODES:,} values "
+                           "(aliases counted each time they are used)")
+            elif depth[key] > MAX_DEPTH:
+                problem = f"mappings and lists nested more than {MAX_DEPTH} deep"
+            if problem:
+                mark = node.start_mark
+                raise ConfigError(
+                    source, mark.line + 1, mark.column + 1, (),
+                    f"a config of at most {MAX_NODES:,} values, nested at most {MAX_DEPTH} "
+                    "deep", problem,
+                    "write the values out plainly; a config needs no deep anchors and "
+                    "aliases (&a / *a)") from None
+            continue
+        if key in size:
+            continue
+        if key in on_path:  # a recursive alias (&a [*a]) is infinitely large
+            mark = node.start_mark
+            raise ConfigError(source, mark.line + 1, mark.column + 1, (),
+                              "plain YAML data", "a node that contains itself (a recursive "
+                              "alias)", "remove the alias that refers to its own anchor")
+        on_path.add(key)
+        stack.append((node, True))
+        stack.extend((k, False) for k in _children(node) if id(k) not in size)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
 
 
 def _positions(node: yaml.Node, path: KeyPath, out: dict, source: str) -> None:
@@ -48,13 +122,28 @@ def _positions(node: yaml.Node, path: KeyPath, out: dict, source: str) -> None:
 
 
 def parse_yaml(text: str, source: str) -> tuple[Any, dict]:
+    """YAML text -> (data, key path -> (line, column) of every key and value).
+
+    Raises:
+        ConfigError: malformed YAML, a tag that builds a Python object, a key given
+            twice, a number too long to read, or a document over the bounds above.
+    """
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ConfigError(source, None, None, (), f"a config of at most {MAX_CONFIG_BYTES:,} "
+                          "bytes", f"{len(text):,} characters", "give the path of a sweep config")
     loader = yaml.SafeLoader(text)
+    positions: dict = {}
     try:
-        node = loader.get_single_node()
+        try:
+            node = loader.get_single_node()
+        except RecursionError:
+            raise ConfigError(source, None, None, (), f"mappings and lists nested at most "
+                              f"{MAX_DEPTH} deep", "nesting too deep to read",
+                              "write the values out plainly") from None
         if node is None:
             raise ConfigError(source, 1, 1, (), "a mapping with name, problem, fixed, matrix, ...",
                               "an empty file", "see configs/ for examples")
-        positions: dict = {}
+        _expanded_size(node, source)
         _positions(node, (), positions, source)
         data = loader.construct_document(node)
     except yaml.constructor.ConstructorError as exc:
@@ -70,6 +159,13 @@ def parse_yaml(text: str, source: str) -> tuple[Any, dict]:
             tag.strip(),
             "remove the tag: btlab reads configs with yaml.safe_load and never builds "
             "Python objects") from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise ConfigError(source, None, None, (), "plain YAML data: mappings, lists, "
+                          "strings, numbers, booleans",
+                          "an integer too long to read (more than 4,300 digits)"
+                          if "digits" in str(exc) else f"a value that cannot be read: {exc}",
+                          "write a number that fits the key (see the README's Config format)"
+                          ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)
@@ -118,6 +214,13 @@ def from_pydantic(cfg_error, err: Any, prefix: KeyPath, allowed_keys: list[str])
     elif kind == "plugin_error":
         expected, found, fix = (err["ctx"]["expected"], err["ctx"]["found"],
                                 err["ctx"]["fix"])
+    elif kind in _BOUNDS and "ctx" in err:
+        word, fix = _BOUNDS[kind]
+        limit = next(iter(err["ctx"].values()))
+        expected = f"a number {word} {_number(limit)}"
+        if kind.startswith("less"):
+            expected += _BOUND_REASONS.get(tuple(k for k in loc if isinstance(k, str)), "")
+        found = describe(err.get("input"))
     elif kind == "string_pattern_mismatch" and loc == ("name",):
         expected = ("a name of letters, digits, '.', '_' and '-', starting with a letter or "
                     "digit (it names the results folder results/<name>, so no '/' or '..')")
@@ -127,6 +230,89 @@ def from_pydantic(cfg_error, err: Any, prefix: KeyPath, allowed_keys: list[str])
             "Value error, ", "")
         fix = _TYPE_FIXES.get(kind, "change the value as expected")
     return cfg_error(loc, expected, found, fix)
+
+
+#: pydantic error types that say the value has the wrong shape for one type of a
+#: union (a number where a list is expected, an item missing from a pair), as opposed
+#: to a value of the right shape that is out of range or not allowed.
+_SHAPE_ERRORS = frozenset({"tuple_type", "list_type", "int_type", "float_type", "bool_type",
+                           "string_type", "dict_type", "missing", "too_long", "too_short",
+                           "int_from_float", "int_parsing", "float_parsing", "bool_parsing"})
+
+
+def _is_branch(part: Any) -> bool:
+    """True for the name pydantic gives one type of a union in an error's location."""
+    return isinstance(part, str) and any(c in part for c in "[-")
+
+
+def param_error(cfg_error, errors: list[dict], value: Any, path: KeyPath, names: list[str],
+                shape: str = "", example: str = "") -> ConfigError:
+    """The ConfigError for a parameter value that pydantic refused.
+
+    Of the errors (one or more per type of a union such as ``[rows, cols] or
+    n``), the one about a value of the right shape wins (``board: 0`` is below
+    1, ``board: [0, 5]`` has an item below 1); when the value fits no shape at
+    all (``board: []``, ``board: 'x'``), the message gives the shapes the
+    parameter takes (``shape``, the field's description) and an example.
+
+    Args:
+        cfg_error: ``(path, expected, found, fix) -> ConfigError``.
+        errors: ``ValidationError.errors()`` of the value.
+        value: the value as written.
+        path: key path of the value.
+        names: the problem's parameters (for "did you mean").
+        shape, example: the field's description and one example, or "".
+    """
+    def rank(err: dict) -> int:
+        kind = err["type"]
+        if kind == "literal_error" and not isinstance(err.get("input"), str):
+            return 1  # a number where a name is expected: a shape error
+        return 1 if kind in _SHAPE_ERRORS else 0
+
+    def inner(err: dict) -> dict:
+        loc = tuple(err["loc"])
+        return {**err, "loc": loc[1:] if loc and _is_branch(loc[0]) else loc}
+
+    best = min(errors, key=rank)
+    union = any(_is_branch(e["loc"][0]) for e in errors if e["loc"])
+    if rank(best) == 0 or not (union or shape):
+        return from_pydantic(cfg_error, inner(best), path, names)
+    found = describe(value)
+    if isinstance(value, list):
+        found = ("an empty list" if not value else
+                 f"{found} (a list of {len(value)} item{'s' if len(value) != 1 else ''})")
+    key = next((k for k in reversed(path) if isinstance(k, str)), "")
+    return cfg_error(path, shape or "a value of the type listed in the README", found,
+                     f"write e.g. {key}: {example}" if example
+                     else "see the README's Config format")
+
+
+def _number(x: Any) -> str:
+    if isinstance(x, float) and x.is_integer():
+        x = int(x)
+    text = f"{x:,}" if isinstance(x, int) else f"{x:g}"
+    return text + _WIDTHS.get(x, "")
+
+
+#: Limits that are the range of a Parquet integer column.
+_WIDTHS = {(1 << 31) - 1: " (stored in a 32-bit integer column)",
+           (1 << 63) - 1: " (stored in a 64-bit integer column)",
+           -(1 << 63): " (stored in a 64-bit integer column)"}
+
+
+#: Wording and fix of a number out of bounds, by pydantic error type.
+_BOUNDS = {"greater_than": ("greater than", "use a larger value"),
+           "greater_than_equal": ("of at least", "use a larger value"),
+           "less_than": ("less than", "use a smaller value"),
+           "less_than_equal": ("of at most", "use a smaller value")}
+
+#: Why a top-level number is bounded, by key path.
+_BOUND_REASONS = {
+    ("repeats",): " (repeats are numbered in a 32-bit integer column)",
+    ("budget", "nodes"): " (placements; 2^62 is already no limit: leave nodes out for none)",
+    ("budget", "seconds"): " (the runner's timers take at most 1,000,000 s, 11.6 days: "
+                           "leave seconds out for no time limit)",
+}
 
 
 #: How to fix a value of the wrong type, by pydantic error type.

@@ -35,8 +35,11 @@ from experiments.knights import (
 from ... import plugins
 from ...spec import Comparison, Oracle, ParamError, Params, ProblemSpec
 
-PositiveInt = Annotated[StrictInt, Field(ge=1)]
-NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
+#: Board sizes and squares are int32 columns; the strategies' caps (max_size) are
+#: far smaller, and are checked when the trials are made.
+INT32_MAX = (1 << 31) - 1
+PositiveInt = Annotated[StrictInt, Field(ge=1, le=INT32_MAX)]
+NonNegativeInt = Annotated[StrictInt, Field(ge=0, le=INT32_MAX)]
 
 _HEURISTIC_CHOICES = ", ".join(f"'{h}'" for h in HEURISTICS) + " or a plug-in 'module:function'"
 
@@ -94,13 +97,20 @@ class KnightsParams(Params):
     same counters, strategy ``iterative``).
     """
 
-    board: Union[tuple[PositiveInt, PositiveInt], PositiveInt]
-    start: Union[tuple[NonNegativeInt, NonNegativeInt], Literal["all"]] = (0, 0)
+    board: Union[tuple[PositiveInt, PositiveInt], PositiveInt] = Field(
+        description="[rows, cols], two whole numbers >= 1, or one whole number >= 1 for a "
+        "square board", examples=["[8, 8]", "8"])
+    start: Union[tuple[NonNegativeInt, NonNegativeInt], Literal["all"]] = Field(
+        (0, 0), description="[row, col], two whole numbers >= 0 (0-based, row 0 at the "
+        "top), or all (every square, in matrix)", examples=["[0, 0]", "all"])
     heuristic: Annotated[str, AfterValidator(_heuristic)] = "none"
     tie_break: Literal[TIE_BREAKS] = "move_order"  # type: ignore[valid-type]
     strategy: Literal[tuple(STRATEGIES)] = "recursive"  # type: ignore[valid-type]
     mode: Literal["first", "count"] = "first"
-    move_order: Union[MoveOrder, Literal["default"]] = "default"
+    move_order: Union[MoveOrder, Literal["default"]] = Field(
+        "default", description="default, or the 8 knight moves as [d_row, d_col] pairs, each "
+        "once", examples=["[[-1, -2], [-2, -1], [-2, 1], [-1, 2], [1, 2], [2, 1], [2, -1], "
+                          "[1, -2]]", "default"])
     closed: StrictBool = False
     engine: Literal["python", "compiled"] = "python"
 
