@@ -289,7 +289,7 @@ def _check_value(config: SweepConfig, adapters, key: str, value: Any, key_path: 
     except ValidationError as exc:
         info = config.problem.params.model_fields[key]
         examples = info.examples or []
-        raise param_error(config.error, list(exc.errors()), value, path, names,
+        raise param_error(config.error, [dict(e) for e in exc.errors()], value, path, names,
                           info.description or "", str(examples[0]) if examples else ""
                           ) from None
 
