@@ -325,6 +325,16 @@ def _check_params(config: SweepConfig) -> None:
                                    "delete it")
             for key, value in entry.items():
                 path = (section, i, key)
+                if section == "exclude" and key in adapters and key not in m.matrix \
+                        and key not in m.fixed:
+                    raise config.error(path, "a key of matrix or fixed (exclude drops "
+                                       "combinations of the matrix, before include)",
+                                       f"{key!r}, which is in neither",
+                                       f"drop {key} from the entry, or add it to matrix")
+                if section == "exclude" and value == "all" and key in expandable:
+                    raise config.error(path, f"a value of {key} (all stands for every value: "
+                                       "to drop them all, exclude on the other keys alone)",
+                                       "all", f"write {key}: [...] with the values to drop")
                 if section == "exclude" and isinstance(value, list) and value and key in adapters:
                     try:  # a list that is not one value is a list of alternatives
                         adapters[key].validate_python(value)
