@@ -31,7 +31,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-__all__ = ["Block", "ExpansionError", "blocks", "combinations", "same"]
+__all__ = ["Block", "ExpansionError", "blocks", "combinations", "find", "same"]
 
 #: ``parameters -> the values all stands for`` (a sequence; may be lazy).
 ExpandAll = Mapping[str, Callable[[Mapping[str, Any]], Sequence[Any]]]
@@ -41,12 +41,13 @@ class ExpansionError(ValueError):
     """``all`` could not be expanded: the parameters it depends on are missing.
 
     Attributes:
-        key: the parameter that is ``all``; missing: what its expansion lacked.
+        key: the parameter that is ``all``; missing: what its expansion lacked;
+        entry: the include entry that made the combination, or None (an original one).
     """
 
-    def __init__(self, key: str, missing: str):
+    def __init__(self, key: str, missing: str, entry: int | None = None):
         super().__init__(f"{key}: all needs {missing}")
-        self.key, self.missing = key, missing
+        self.key, self.missing, self.entry = key, missing, entry
 
 
 def same(a: Any, b: Any) -> bool:
@@ -61,7 +62,7 @@ def _matches(value: Any, wanted: Any) -> bool:
                                    and any(same(value, x) for x in wanted))
 
 
-def _find(values: Sequence[Any], wanted: Any) -> int | None:
+def find(values: Sequence[Any], wanted: Any) -> int | None:
     """Index of ``wanted`` (a list also as a tuple) in ``values``, or None."""
     for candidate in (wanted, tuple(wanted)) if isinstance(wanted, list) else (wanted,):
         try:
@@ -105,19 +106,25 @@ class Block:
     def combinations(self, include: Sequence[Mapping[str, Any]]
                      ) -> Iterator[tuple[dict, dict]]:
         """(parameters, sources) of every combination of the block, in order."""
-        for i, value in enumerate(self.values):
-            if i in self.dropped:
-                continue
-            params, src = dict(self.params), dict(self.src)
-            if self.key is not None:
-                params[self.key] = value
+        for i in range(len(self.values)):
+            if i not in self.dropped:
+                yield self.at(i, include)
+
+    def at(self, i: int, include: Sequence[Mapping[str, Any]],
+           entries: list[int] | None = None) -> tuple[dict, dict]:
+        """(parameters, sources) of value ``i``, extended by the include ``entries``
+        (by default those that extend it: :attr:`ext` and its :attr:`var_ext`)."""
+        params, src = dict(self.params), dict(self.src)
+        if self.key is not None:
+            params[self.key] = self.values[i]
+        if entries is None:
             entries = self.ext if i not in self.var_ext else sorted(self.ext + self.var_ext[i])
-            for j in entries:
-                for k, v in include[j].items():
-                    if k != self.key:
-                        params[k] = v
-                        src[k] = ("include", j, k)
-            yield params, src
+        for j in entries:
+            for k, v in include[j].items():
+                if k != self.key:
+                    params[k] = v
+                    src[k] = ("include", j, k)
+        return params, src
 
 
 def _expand(key: str, fn: Callable, params: Mapping[str, Any]) -> Sequence[Any]:
@@ -174,7 +181,7 @@ def blocks(fixed: Mapping[str, Any], matrix: Mapping[str, Any],
                        if k in original and k != block.key):
                 continue
             if block.key is not None and block.key in entry:
-                at = _find(block.values, entry[block.key])
+                at = find(block.values, entry[block.key])
                 if at is None or at in block.dropped:
                     continue
                 block.var_ext.setdefault(at, []).append(j)
@@ -190,7 +197,10 @@ def blocks(fixed: Mapping[str, Any], matrix: Mapping[str, Any],
         block = Block(params, src, added=j)
         key = next((k for k, v in params.items() if is_all(k, v)), None)
         if key is not None:
-            block.key, block.values = key, _expand(key, expand_all[key], params)
+            try:
+                block.key, block.values = key, _expand(key, expand_all[key], params)
+            except ExpansionError as exc:
+                raise ExpansionError(exc.key, exc.missing, j) from None
         yield block
 
 
@@ -204,7 +214,7 @@ def _exclude(block: Block, exclude: Sequence[Mapping[str, Any]]) -> bool:
             return False
         wanted = entry[block.key]
         for alt in [wanted] + (list(wanted) if isinstance(wanted, list) else []):
-            i = _find(block.values, alt)
+            i = find(block.values, alt)
             if i is not None:
                 block.dropped.add(i)
     return len(block) > 0

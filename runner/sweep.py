@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from . import plugins
 from .config import DEFAULT_TRIAL_CAP, SweepConfig
-from .matrix import Block, ExpansionError, blocks
+from .matrix import Block, ExpansionError, blocks, find
 from .spec import ParamError
 from .trial import Trial
 from .yaml_source import describe
@@ -33,6 +33,12 @@ def _blocks(config: SweepConfig) -> Iterator[Block]:
     try:
         yield from blocks(m.fixed, m.matrix, m.exclude, m.include, config.problem.expand_all)
     except ExpansionError as exc:
+        if exc.entry is not None:
+            raise config.error(("include", exc.entry), f"{exc.key}: all with the parameters "
+                               "it depends on, in this include entry or in fixed (the entry "
+                               "extends no matrix combination, so it is a trial of its own)",
+                               f"no {exc.missing}", f"add {exc.missing.strip(chr(39))}: ... "
+                               "to the entry") from None
         where = ("matrix", exc.key) if exc.key in m.matrix else ("fixed", exc.key)
         raise config.error(where, f"{exc.key}: all with the parameters it depends on "
                            "in fixed or matrix", f"no {exc.missing} there",
@@ -130,27 +136,74 @@ def product_size(config: SweepConfig) -> int:
     return math.prod(lists) * config.model.repeats
 
 
-def _signature(config: SweepConfig, block: Block) -> str:
-    """What makes two blocks the same trials: the canonical columns of their first
-    combination, their ``all`` values (their count: the values are a function of the
-    canonical parameters), what was excluded and the include entries applied."""
-    params, _ = next(block.combinations(config.model.include))
-    columns = _columns(config, block, params)
-    return json.dumps([columns, block.key, len(block.values), sorted(block.dropped),
-                       block.ext, sorted(block.var_ext.items())], sort_keys=True, default=str)
+def _json(columns: dict[str, Any]) -> str:
+    return json.dumps(columns, sort_keys=True, default=str)
+
+
+class _Group:
+    """Keyed blocks (:class:`runner.matrix.Block`) whose plain combinations are the same
+    trials: the same canonical parameters apart from the ``all`` one, and the same
+    ``all`` values. Their union is counted without listing it: a value is a trial
+    unless every block dropped it (or extended it into another trial), plus the
+    distinct extended trials.
+
+    Attributes:
+        block: the first block of the group (to compute its combinations).
+        n: how many values ``all`` stands for.
+        missing: indices not plain in any block so far (None: no block yet).
+        extended: (index, canonical columns) of the trials include entries made of
+            single values.
+    """
+
+    def __init__(self, block: Block):
+        self.block, self.n = block, len(block.values)
+        self.missing: set[int] | None = None
+        self.extended: set[tuple[int, str]] = set()
+
+    def __len__(self) -> int:
+        if self.missing is None:
+            return 0
+        return self.n - len(self.missing) + len(self.extended)
+
+    def add(self, config: SweepConfig, block: Block) -> None:
+        gone = set(block.dropped)
+        for i in block.var_ext:
+            extended = _json(_value_columns(config, block, i, True))
+            if extended == _json(_value_columns(config, block, i, False)):
+                continue  # the entry changed nothing the trial is made of
+            gone.add(i)
+            self.extended.add((i, extended))
+        self.missing = gone if self.missing is None else self.missing & gone
+
+    def holds(self, config: SweepConfig, key: str, value: Any, columns: str) -> bool:
+        """True when the single combination of these ``columns`` is one of the group's."""
+        i = find(self.block.values, value)
+        if i is None:
+            return False
+        if (i, columns) in self.extended:
+            return True
+        return (i not in (self.missing or ())
+                and _json(_value_columns(config, self.block, i, False)) == columns)
+
+
+def _value_columns(config: SweepConfig, block: Block, i: int, extended: bool) -> dict:
+    """Canonical columns of value ``i`` of a keyed block, with the include entries that
+    extend every value, and (``extended``) those that extend this value only."""
+    entries = sorted(block.ext + (block.var_ext.get(i, []) if extended else []))
+    params, _ = block.at(i, config.model.include, entries)
+    return _columns(config, block, params)
 
 
 def count_trials(config: SweepConfig, limit: int | None = None) -> int:
     """Number of trials :func:`expand` gives, counted without making them.
 
-    Each block of combinations (:class:`runner.matrix.Block`: the values of an
-    ``all`` with what ``exclude`` dropped) is counted by arithmetic, and blocks
-    that are the same trials (``board: 5`` and ``board: [5, 5]``, a value listed
-    twice, parameters that name the same search, see the problem's ``to_columns``)
-    once, so that the count equals ``len(expand(config))``. The one case it
-    counts twice is a single combination equal to one value of another block's
-    ``all`` (an ``include`` entry that repeats one start of ``start: all``): the
-    count is then an upper bound.
+    A block of combinations (:class:`runner.matrix.Block`: the values of an
+    ``all``, what ``exclude`` dropped, what ``include`` extended) is counted by
+    arithmetic; blocks and combinations that are the same trials (``board: 5``
+    and ``board: [5, 5]``, a value listed twice, parameters that name the same
+    search, see the problem's ``to_columns``) are counted once. The count equals
+    ``len(expand(config))``; it costs one parameter validation per block (and per
+    value an include entry names), not one per trial.
 
     Args:
         limit: stop once the count passes ``limit`` and return what was counted so
@@ -161,19 +214,42 @@ def count_trials(config: SweepConfig, limit: int | None = None) -> int:
 
 def _count(config: SweepConfig, limit: int | None) -> tuple[int, bool]:
     """(count, complete): complete is False when counting stopped past ``limit``."""
-    repeats = config.model.repeats
-    total = 0
-    seen: set[str] = set()
+    problem = config.problem
+    groups: dict[str, _Group] = {}
+    singles: dict[str, dict] = {}
     walk = (b for b in _blocks(config) if len(b))
+    total, stopped = 0, False
     for block in walk:
-        sig = _signature(config, block)
-        if sig in seen:
-            continue
-        seen.add(sig)
-        total += len(block) * repeats
-        if limit is not None and total > limit:
-            return total, next(walk, None) is None
-    return total, True
+        if block.key is None:
+            params, _ = next(block.combinations(config.model.include))
+            columns = _json(_columns(config, block, params))
+            if columns not in singles:
+                singles[columns] = params
+                total += 1
+        else:
+            base = (_json(_value_columns(config, block, 0, False))
+                    + f"|{block.key}|{len(block.values)}")
+            group = groups.get(base)
+            if group is None:
+                group = groups[base] = _Group(block)
+            before = len(group)
+            group.add(config, block)
+            total += len(group) - before
+        if limit is not None and total * config.model.repeats > limit:
+            stopped = True
+            break
+    # a single combination that is one value of a block (an include entry repeating
+    # one start of start: all) is one trial, counted once
+    for columns, params in singles.items():
+        for group in groups.values():
+            key = group.block.key
+            assert key is not None
+            value = params.get(key, problem.params.model_fields[key].default)
+            if group.holds(config, key, value, columns):
+                total -= 1
+                break
+    complete = not stopped or next(walk, None) is None
+    return total * config.model.repeats, complete
 
 
 def plan_size(config: SweepConfig, cap: int = DEFAULT_TRIAL_CAP) -> tuple[int, str]:
