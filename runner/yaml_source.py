@@ -267,7 +267,10 @@ def param_error(cfg_error, errors: list[dict], value: Any, path: KeyPath, names:
         kind = err["type"]
         if kind == "literal_error" and not isinstance(err.get("input"), str):
             return 1  # a number where a name is expected: a shape error
-        return 1 if kind in _SHAPE_ERRORS else 0
+        if kind in ("missing", "too_long", "too_short"):
+            return 1  # a list of the wrong length
+        # a wrong type inside a list of the right length is about that item
+        return 1 if kind in _SHAPE_ERRORS and not inner(err)["loc"] else 0
 
     def inner(err: dict) -> dict:
         loc = tuple(err["loc"])
