@@ -624,7 +624,7 @@ def _snapshot(path: Path | None):
 
 @pytest.mark.parametrize("config_arg, fragment", [
     pytest.param("missing.yaml", "missing.yaml: error at (top level)", id="missing-file"),
-    pytest.param(".", "Is a directory", id="a-directory"),
+    pytest.param(".", "found:    a folder", id="a-directory"),
 ])
 def test_unreadable_config_exits_2(config_arg, fragment, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
