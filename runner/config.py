@@ -203,7 +203,7 @@ def read_config_text(path: Path) -> str:
     finally:
         os.close(fd)
     if len(raw) > MAX_CONFIG_BYTES:
-        raise bad(f"a config of at most {MAX_CONFIG_BYTES:,} bytes (1 MiB)",
+        raise bad(f"a config of at most {MAX_CONFIG_BYTES:,} bytes (256 KiB)",
                   "a larger file", "give the path of a sweep config")
     try:
         return raw.decode("utf-8")
