@@ -309,10 +309,14 @@ def _check_params(config: SweepConfig) -> None:
             continue
         if not isinstance(values, list):
             hint = " (or all)" if key in expandable else ""
-            raise config.error(("matrix", key), f"a list of values{hint}", describe(values),
-                               f"write {key}: [{json.dumps(values, default=str)}]"
-                               if key in adapters else
-                               (did_you_mean(key, list(adapters)) or "remove it"))
+            found = describe(values)
+            fix = (f"write {key}: [{json.dumps(values, default=str)}]" if key in adapters
+                   else (did_you_mean(key, list(adapters)) or "remove it"))
+            if values == "all" and key in adapters:
+                found = (f"all, which only {' and '.join(expandable)} "
+                         f"take{'s' if len(expandable) == 1 else ''}" if expandable else "all, which no parameter of this problem takes")
+                fix = f"list the values: {key}: [...]"
+            raise config.error(("matrix", key), f"a list of values{hint}", found, fix)
         if not values:
             raise config.error(("matrix", key), "a non-empty list of values", "an empty list",
                                f"give at least one value, or delete matrix.{key}")

@@ -225,6 +225,10 @@ def from_pydantic(cfg_error, err: Any, prefix: KeyPath, allowed_keys: list[str])
     elif kind == "plugin_error":
         expected, found, fix = (err["ctx"]["expected"], err["ctx"]["found"],
                                 err["ctx"]["fix"])
+    elif kind == "model_type":  # a nested section (budget) that is not a mapping
+        expected = "a mapping, e.g. {nodes: 1_000_000, seconds: 60}" if loc == ("budget",) \
+            else "a mapping of key: value"
+        fix = _TYPE_FIXES["dict_type"]
     elif kind in _BOUNDS and "ctx" in err:
         word, fix = _BOUNDS[kind]
         limit = next(iter(err["ctx"].values()))

@@ -358,3 +358,18 @@ def test_shipped_configs_keep_their_trial_ids(name):
     ids = [t.trial_id for t in expand(load_config(ROOT / "configs" / name))]
     digest = hashlib.blake2b(" ".join(ids).encode(), digest_size=8).hexdigest()
     assert (len(ids), digest) == SHIPPED[name]
+
+
+@pytest.mark.parametrize("text, fragments", [
+    pytest.param("name: t\nproblem: knights_tour\nmatrix: {board: all}\n",
+                 ["matrix.board", "all, which only start takes", "board: [...]"],
+                 id="all-on-board"),
+    pytest.param(GOOD + "budget: 5\n", ["error at budget", "a mapping, e.g. {nodes:"],
+                 id="budget-not-a-mapping"),
+    pytest.param(GOOD + "matrix: {start: all}\nexclude: [{start: all}]\n",
+                 ["exclude[0].start", "all stands for every value"], id="exclude-all"),
+])
+def test_section_messages(text, fragments):
+    message = error_of(text)
+    for fragment in fragments:
+        assert fragment in message, message
