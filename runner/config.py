@@ -313,8 +313,9 @@ def _check_params(config: SweepConfig) -> None:
             fix = (f"write {key}: [{json.dumps(values, default=str)}]" if key in adapters
                    else (did_you_mean(key, list(adapters)) or "remove it"))
             if values == "all" and key in adapters:
-                found = (f"all, which only {' and '.join(expandable)} "
-                         f"take{'s' if len(expandable) == 1 else ''}" if expandable else "all, which no parameter of this problem takes")
+                takes = "takes" if len(expandable) == 1 else "take"
+                found = (f"all, which only {' and '.join(expandable)} {takes}" if expandable
+                         else "all, which no parameter of this problem takes")
                 fix = f"list the values: {key}: [...]"
             raise config.error(("matrix", key), f"a list of values{hint}", found, fix)
         if not values:
