@@ -14,6 +14,7 @@ import json
 import math
 from typing import Any, Iterator
 
+import pyarrow as pa
 from pydantic import ValidationError
 
 from . import plugins
@@ -62,6 +63,29 @@ def _columns(config: SweepConfig, block: Block, params: dict) -> dict[str, Any]:
                            ) from None
 
 
+def _int_ranges(schema: pa.Schema) -> dict[str, tuple[int, int, str]]:
+    """Integer column -> (lowest, highest, type) it can hold."""
+    out = {}
+    for f in schema:
+        if pa.types.is_integer(f.type):
+            bits = f.type.bit_width
+            lo, hi = ((-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if pa.types.is_signed_integer(
+                f.type) else (0, (1 << bits) - 1))
+            out[f.name] = (lo, hi, str(f.type))
+    return out
+
+
+def _check_ranges(config: SweepConfig, ranges: dict, columns: dict, src: dict) -> None:
+    """Refuse a parameter column value its Parquet column cannot hold (a plug-in
+    problem's unbounded parameter; the built-in ones bound theirs in their models)."""
+    for name, (lo, hi, kind) in ranges.items():
+        value = columns.get(name)
+        if isinstance(value, int) and not lo <= value <= hi:
+            raise config.error(src.get(name, ("fixed",)),
+                               f"a value from {lo:,} to {hi:,} (column {name} is {kind})",
+                               f"{name} = {value:,}", "use a smaller value")
+
+
 def iter_trials(config: SweepConfig) -> Iterator[Trial]:
     """Yield the trials of a config in sweep order, checking each distinct one.
 
@@ -74,6 +98,7 @@ def iter_trials(config: SweepConfig) -> Iterator[Trial]:
     budget = m.budget
     seen: set = set()
     hashes: dict[str, str] = {}
+    ranges = _int_ranges(problem.columns)
     for block in _blocks(config):
         for p, src in block.combinations(m.include):
             columns = _columns(config, block, p)
@@ -81,6 +106,7 @@ def iter_trials(config: SweepConfig) -> Iterator[Trial]:
             if frozen in seen:
                 continue
             seen.add(frozen)
+            _check_ranges(config, ranges, columns, src)
             try:
                 problem.check_strategy(columns)
                 problem.check(columns)

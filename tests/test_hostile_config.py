@@ -373,3 +373,28 @@ def test_section_messages(text, fragments):
     message = error_of(text)
     for fragment in fragments:
         assert fragment in message, message
+
+
+def test_a_plugin_parameter_its_column_cannot_hold_is_refused(tmp_path, monkeypatch):
+    """A plug-in problem that leaves a number unbounded: the value is checked against its
+    Parquet column (int32 here) when the trials are made, before anything runs."""
+    (tmp_path / "wide_toy.py").write_text(textwrap.dedent("""\
+        import pyarrow as pa
+        from pydantic import StrictInt
+        from runner.spec import Params, ProblemSpec
+
+        class WideParams(Params):
+            n: StrictInt
+
+        PROBLEM = ProblemSpec(
+            name="wide_toy:PROBLEM", title="wide", params=WideParams,
+            columns=pa.schema([("n", pa.int32())]), to_columns=lambda p: {"n": p["n"]},
+            solve=lambda c, nodes, seconds, seed: None, verify=lambda c, s: None)
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    text = 'name: w\nproblem: "wide_toy:PROBLEM"\nmatrix: {n: [5, 2147483648]}\n'
+    trials_ok = expand(parse_config(text.replace("2147483648", "6"), "w.yaml"))
+    assert [t.columns["n"] for t in trials_ok] == [5, 6]
+    message = error_of(text)
+    assert "matrix.n[1]" in message and "column n is int32" in message, message
+    assert "n = 2,147,483,648" in message
