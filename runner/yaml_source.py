@@ -126,6 +126,31 @@ def _positions(node: yaml.Node, path: KeyPath, out: dict, source: str) -> None:
             _positions(item, path + (i,), out, source)
 
 
+def load_value(text: str, source: str) -> Any:
+    """One YAML value (a command-line override's) read like a config: the safe loader,
+    within :data:`MAX_NODES` and :data:`MAX_DEPTH` (a value of a few hundred
+    characters can hold an alias bomb too).
+
+    Raises:
+        ConfigError: over the bounds (expected, found and fix to be re-used).
+        yaml.YAMLError: malformed YAML, or a tag that builds a Python object.
+    """
+    loader = yaml.SafeLoader(text)  # PyYAML's own: a value is short, its messages stable
+    try:
+        try:
+            node = loader.get_single_node()
+        except RecursionError:
+            raise ConfigError(source, None, None, (), f"mappings and lists nested at most "
+                              f"{MAX_DEPTH} deep", "nesting too deep to read",
+                              "write the value out plainly") from None
+        if node is None:
+            return None
+        _expanded_size(node, source)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def parse_yaml(text: str, source: str) -> tuple[Any, dict]:
     """YAML text -> (data, key path -> (line, column) of every key and value).
 

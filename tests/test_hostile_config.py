@@ -398,3 +398,17 @@ def test_a_plugin_parameter_its_column_cannot_hold_is_refused(tmp_path, monkeypa
     message = error_of(text)
     assert "matrix.n[1]" in message and "column n is int32" in message, message
     assert "n = 2,147,483,648" in message
+
+
+def test_overrides_are_bounded_like_files(tmp_path, capsys):
+    bomb = "[" + ", ".join(["&a [x,x,x,x,x,x,x,x,x]"] + [
+        f"&{n} [" + ",".join([f"*{p}"] * 9) + "]" for p, n in zip("abcdefgh", "bcdefghi")]) + "]"
+    began = time.perf_counter()
+    assert validate(tmp_path, GOOD, f"fixed.board={bomb}") == 2
+    assert time.perf_counter() - began < 2.0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "override 1 (fixed.board=" in err and "expands to more than 200,000 values" in err
+    assert validate(tmp_path, GOOD, "seed=" + "9" * 5000) == 2
+    assert "4300 digits" in capsys.readouterr().err
+    assert validate(tmp_path, GOOD, "++split" + ".a" * 100 + "=1") == 2
+    assert "at most 64 parts" in capsys.readouterr().err
