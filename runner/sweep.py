@@ -55,12 +55,17 @@ def _columns(config: SweepConfig, block: Block, params: dict) -> dict[str, Any]:
     except ValidationError as exc:
         err = exc.errors()[0]
         name = err["loc"][0] if err["loc"] else "?"
-        where: tuple = ("include", block.added) if block.added is not None else ("fixed",)
-        raise config.error(where, f"the parameter {name!r} in this include entry or in fixed "
-                           "(the entry extends no matrix combination, so it is a trial of its "
-                           "own)", f"{describe(params)}: {err['msg']}",
-                           f"add {name}: ... to the entry, or make it match a combination"
-                           ) from None
+        if block.added is not None:
+            raise config.error(("include", block.added), f"the parameter {name!r} in this "
+                               "include entry or in fixed (the entry extends no matrix "
+                               "combination, so it is a trial of its own)",
+                               f"{describe(params)}: {err['msg']}",
+                               f"add {name}: ... to the entry, or make it match a combination"
+                               ) from None
+        raise config.error(("fixed", name), f"the parameter {name!r} in fixed or matrix, or in "
+                           "an include entry that extends every combination",
+                           f"the combination {describe(params)} without it",
+                           f"add {name}: ... under fixed") from None
 
 
 def _int_ranges(schema: pa.Schema) -> dict[str, tuple[int, int, str]]:

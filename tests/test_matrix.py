@@ -290,3 +290,17 @@ def test_count_of_a_sweep_over_the_cap_of_many_blocks():
     assert plan_size(config) == (1_050_000, "exact")
     n, how = plan_size(config, cap=100_000)
     assert how == "more than" and n > 100_000
+
+
+def test_an_original_combination_no_entry_completes_is_named():
+    # board comes from include only: the entry extends heuristic none, not warnsdorff
+    text = ("name: t\nproblem: knights_tour\nmatrix: {heuristic: [none, warnsdorff]}\n"
+            "include: [{heuristic: none, board: 5}]\n")
+    with pytest.raises(ConfigError) as info:
+        expand(parse_config(text, "t.yaml"))
+    message = str(info.value)
+    assert "error at fixed.board" in message and '{"heuristic": "warnsdorff"}' in message
+    # an entry that extends every combination completes them all
+    config = parse_config(text.replace("heuristic: none, board: 5", "board: 5"), "t.yaml")
+    assert [t.columns["rows"] for t in expand(config)] == [5, 5]
+    assert count_trials(config) == 2
