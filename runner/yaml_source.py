@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from typing import Any
 
 import yaml
@@ -269,7 +270,22 @@ def from_pydantic(cfg_error, err: Any, prefix: KeyPath, allowed_keys: list[str])
         expected = err["msg"].replace("Input should be", "a value that is").replace(
             "Value error, ", "")
         fix = _TYPE_FIXES.get(kind, "change the value as expected")
+        text = err.get("input")
+        if kind in _NUMBER_ERRORS and isinstance(text, str) and _looks_numeric(text):
+            # YAML 1.1 reads 1e9 and 1e-3 (no decimal point) as text
+            fix = (f"YAML reads {text} as text: write it with a decimal point for a float "
+                   "(1.0e-3), or in full for an integer (1_000_000_000)"
+                   if "e" in text.lower() else f"a number in quotes is text: write {text} "
+                   "without quotes")
     return cfg_error(loc, expected, found, fix)
+
+
+_NUMBER_ERRORS = frozenset({"int_type", "int_parsing", "float_type", "float_parsing"})
+
+
+def _looks_numeric(text: str) -> bool:
+    """A decimal number written as text: ``60``, ``1e9``, ``1e-3``, ``1_000``."""
+    return re.fullmatch(r"[+-]?(\d[\d_]*(\.\d*)?|\.\d+)([eE][+-]?\d+)?", text.strip()) is not None
 
 
 #: pydantic error types that say the value has the wrong shape for one type of a

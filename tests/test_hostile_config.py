@@ -412,3 +412,12 @@ def test_overrides_are_bounded_like_files(tmp_path, capsys):
     assert "4300 digits" in capsys.readouterr().err
     assert validate(tmp_path, GOOD, "++split" + ".a" * 100 + "=1") == 2
     assert "at most 64 parts" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("line, fix", [
+    ("budget: {nodes: 1e9}", "YAML reads 1e9 as text"),
+    ("budget: {seconds: 1e-3}", "with a decimal point for a float (1.0e-3)"),
+    ("budget: {seconds: '60'}", "a number in quotes is text: write 60 without quotes"),
+])
+def test_numbers_yaml_reads_as_text_get_a_fix(line, fix):
+    assert fix in error_of(GOOD + line + "\n")
