@@ -17,8 +17,11 @@ style, with ``exclude`` and ``include``), budgets, repeats and a seed::
 Everything is checked before anything runs. A bad config raises
 :class:`~runner.errors.ConfigError` naming the file, line and column, the key
 path, what was expected, what was found and how to fix it. YAML is read with
-``yaml.safe_load`` semantics only (``yaml.SafeLoader``): tags that build
-Python objects are refused.
+``yaml.safe_load`` semantics only (libyaml's ``CSafeLoader``, or
+``yaml.SafeLoader`` without libyaml): tags that build Python objects are
+refused. Only regular files of at most 256 KiB are read, and a document may
+expand to at most 200,000 values nested 64 deep (:mod:`runner.yaml_source`).
+Every number is bounded by what it becomes (see :data:`MAX_BUDGET_SECONDS`).
 """
 
 from __future__ import annotations
