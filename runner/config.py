@@ -49,16 +49,8 @@ from .errors import ConfigError
 from .overrides import apply_overrides
 from .problems import PROBLEMS, get_problem
 from .spec import ProblemSpec
-from .yaml_source import (
-    MAX_CONFIG_BYTES,
-    KeyPath,
-    Position,
-    describe,
-    did_you_mean,
-    from_pydantic,
-    param_error,
-    parse_yaml,
-)
+from .value_messages import describe, did_you_mean, from_pydantic, param_error
+from .yaml_source import MAX_CONFIG_BYTES, KeyPath, Position, parse_yaml
 
 __all__ = ["DEFAULT_TRIAL_CAP", "BudgetModel", "SweepConfig", "SweepModel", "load_config",
            "parse_config"]

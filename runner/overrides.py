@@ -30,7 +30,8 @@ from typing import Any
 import yaml
 
 from .errors import ConfigError
-from .yaml_source import MAX_DEPTH, KeyPath, describe, load_value
+from .value_messages import describe
+from .yaml_source import MAX_DEPTH, KeyPath, load_value
 
 __all__ = ["Override", "apply_overrides", "parse_override"]
 

@@ -22,7 +22,7 @@ from .config import DEFAULT_TRIAL_CAP, SweepConfig
 from .matrix import Block, ExpansionError, blocks, find
 from .spec import ParamError
 from .trial import Trial
-from .yaml_source import describe
+from .value_messages import describe
 
 __all__ = ["check_trial_cap", "count_trials", "expand", "iter_trials", "plan_size",
            "product_size"]
