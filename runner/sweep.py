@@ -159,11 +159,14 @@ def expand(config: SweepConfig) -> list[Trial]:
 
 
 def product_size(config: SweepConfig) -> int:
-    """The matrix lists multiplied, times repeats, with each ``all`` counted as one value:
-    plain arithmetic, instant however large the sweep. Without ``exclude`` and
-    duplicates this is a lower bound of :func:`count_trials` (an ``all`` stands for
-    at least one value, an ``include`` entry adds or extends)."""
-    lists = [len(v) if isinstance(v, list) else 1 for v in config.model.matrix.values()]
+    """The matrix lists multiplied (each value written twice counted once), times
+    repeats, with each ``all`` counted as one value: plain arithmetic, instant
+    however large the sweep. Without ``exclude`` this is a lower bound of
+    :func:`count_trials` (an ``all`` stands for at least one value, an ``include``
+    entry adds or extends), unless values written differently name the same search
+    (``board: 5`` and ``[5, 5]``, see the problem's ``to_columns``)."""
+    lists = [len({json.dumps(x, sort_keys=True, default=list) for x in v})
+             if isinstance(v, list) else 1 for v in config.model.matrix.values()]
     return math.prod(lists) * config.model.repeats
 
 

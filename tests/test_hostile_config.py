@@ -351,6 +351,12 @@ def test_pinned_trial_ids(text, ids):
     assert [t.trial_id for t in expand(parse_config(text))] == ids
 
 
+def test_pinned_solver_seed():
+    trial = expand(parse_config(GOOD.replace("[3, 4]", "[6, 6], heuristic: warnsdorff, "
+                                             "tie_break: random") + "seed: 5\n"))[0]
+    assert (trial.trial_id, trial.solver_seed) == ("cbc93911536717fd", 7366910574424706719)
+
+
 @pytest.mark.parametrize("name", sorted(SHIPPED))
 def test_shipped_configs_keep_their_trial_ids(name):
     import hashlib
