@@ -159,15 +159,18 @@ def blocks(fixed: Mapping[str, Any], matrix: Mapping[str, Any],
     original = set(fixed) | set(matrix)
     fixed_src: dict[str, tuple] = {k: ("fixed", k) for k in fixed}
     matched = [False] * len(include)
-    lists = [matrix[k] for k in listed]
+    # a value written twice in a list is one combination: walk the distinct ones, so
+    # that a list of repeated values cannot multiply the walk (src keeps the first)
+    firsts = [_distinct(matrix[k]) for k in listed]
+    lists = [[matrix[k][i] for i in idx] for k, idx in zip(listed, firsts)]
     # GitHub: a matrix of no keys has no original combination; include makes them all
     product = (itertools.product(*(range(len(v)) for v in lists))
                if original or not include else iter(()))
     for idx in product:
         params, src = dict(fixed), dict(fixed_src)
-        for k, values, i in zip(listed, lists, idx):
+        for k, values, first, i in zip(listed, lists, firsts, idx):
             params[k] = values[i]
-            src[k] = ("matrix", k, i)
+            src[k] = ("matrix", k, first[i])
         block = Block(params, src)
         if all_key is not None:
             block.key = all_key
@@ -202,6 +205,18 @@ def blocks(fixed: Mapping[str, Any], matrix: Mapping[str, Any],
             except ExpansionError as exc:
                 raise ExpansionError(exc.key, exc.missing, j) from None
         yield block
+
+
+def _distinct(values: Sequence[Any]) -> list[int]:
+    """Indices of the first occurrence of each distinct value (as :func:`same` compares)."""
+    seen: set[str] = set()
+    out = []
+    for i, v in enumerate(values):
+        key = json.dumps(v, default=list)
+        if key not in seen:
+            seen.add(key)
+            out.append(i)
+    return out
 
 
 def _exclude(block: Block, exclude: Sequence[Mapping[str, Any]]) -> bool:

@@ -513,8 +513,8 @@ def test_bad_config_exits_2_with_position_and_writes_nothing(text, fragments, tm
 def test_a_huge_sweep_is_refused_at_once(tmp_path, monkeypatch, capsys):
     """10^8 trials from the matrix lists: refused by arithmetic, without walking them."""
     monkeypatch.chdir(tmp_path)
-    starts = ", ".join(["[0, 0]"] * 100)
-    boards = ", ".join(["[5, 5]"] * 100)
+    starts = ", ".join(f"[0, {j}]" for j in range(100))   # distinct values: a value
+    boards = ", ".join(f"[{100 + k}, 100]" for k in range(100))  # listed twice counts once
     write(tmp_path / "huge.yaml", f"""\
         name: huge
         problem: knights_tour

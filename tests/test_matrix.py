@@ -304,3 +304,13 @@ def test_an_original_combination_no_entry_completes_is_named():
     config = parse_config(text.replace("heuristic: none, board: 5", "board: 5"), "t.yaml")
     assert [t.columns["rows"] for t in expand(config)] == [5, 5]
     assert count_trials(config) == 2
+
+
+def test_values_listed_twice_do_not_multiply_the_walk():
+    """100 copies of one board and one start are one combination each: counted at once."""
+    config = cfg("matrix:\n  board: [" + ", ".join(["[5, 5]"] * 100) + "]\n"
+                 "  start: [" + ", ".join(["[0, 0]"] * 100) + "]\n"
+                 "  heuristic: [none, warnsdorff]\nrepeats: 3\n")
+    began = time.perf_counter()
+    assert count_trials(config) == len(expand(config)) == 6
+    assert time.perf_counter() - began < 1.0
