@@ -7,11 +7,36 @@ solved row before it is written, and the tests call them on every answer.
 
 from __future__ import annotations
 
-from typing import Sequence
+import operator
+from typing import Any, Sequence
 
 
 class InvalidSolution(ValueError):
     """A tour or a placement breaks a rule; the message says which and where."""
+
+
+def _integers(values: Any, what: str, item: str) -> list[int]:
+    """``values`` as a list of Python ints, or InvalidSolution naming the first item that
+    is not an integer (a float, a string, a boolean, a list, None). Integer types other
+    than ``int`` (numpy's) are accepted, as ``operator.index`` takes them."""
+    if isinstance(values, (str, bytes, bytearray)) or not hasattr(values, "__iter__"):
+        raise InvalidSolution(f"{what} is {values!r} ({type(values).__name__}), not a "
+                              "sequence of integers")
+    kind = getattr(getattr(values, "dtype", None), "kind", None)
+    if kind in ("i", "u"):  # a numpy array of integers
+        return values.tolist()
+    if isinstance(values, (list, tuple)) and all(type(x) is int for x in values):
+        return list(values)  # the common case, checked at C speed
+    out = []
+    for i, x in enumerate(values):
+        if type(x).__name__ in ("bool", "bool_"):  # an integer to Python, never a square
+            raise InvalidSolution(f"{item} {i}: {x!r} is a boolean, not an integer")
+        try:
+            out.append(operator.index(x))
+        except TypeError:
+            raise InvalidSolution(f"{item} {i}: {x!r} ({type(x).__name__}) is not an "
+                                  "integer") from None
+    return out
 
 
 def check_tour(rows: int, cols: int, start: tuple[int, int], tour: Sequence[int],
@@ -25,10 +50,12 @@ def check_tour(rows: int, cols: int, start: tuple[int, int], tour: Sequence[int]
         closed: also require the last square to be a knight's move from the first.
 
     Raises:
-        InvalidSolution: wrong length, a square off the board or visited twice,
-            a step that is not a knight's move, the wrong start, or (closed) an
-            end that does not reach the start.
+        InvalidSolution: not a sequence of integers (a float, string, boolean or
+            list among the squares), wrong length, a square off the board or
+            visited twice, a step that is not a knight's move, the wrong start,
+            or (closed) an end that does not reach the start.
     """
+    tour = _integers(tour, "the tour", "step")
     size = rows * cols
     if len(tour) != size:
         raise InvalidSolution(f"tour has {len(tour)} squares, a {rows} x {cols} board has {size}")
@@ -41,7 +68,7 @@ def check_tour(rows: int, cols: int, start: tuple[int, int], tour: Sequence[int]
                 f"step {i}: square {sq} ({sq // cols}, {sq % cols}) visited twice")
         seen[sq] = 1
     first_sq = start[0] * cols + start[1]
-    if tour[0] != first_sq:
+    if size and tour[0] != first_sq:
         raise InvalidSolution(f"tour starts on square {tour[0]}, not on the start {tuple(start)}")
     steps = list(zip(tour, tour[1:]))
     if closed and size > 1:
@@ -62,9 +89,11 @@ def check_queens(n: int, cols: Sequence[int]) -> None:
         cols: the queen's column in each row, ``cols[row]``.
 
     Raises:
-        InvalidSolution: wrong length, a column off the board, or two queens
-            sharing a column or a diagonal.
+        InvalidSolution: not a sequence of integers (a float, string, boolean or
+            list among the columns), wrong length, a column off the board, or two
+            queens sharing a column or a diagonal.
     """
+    cols = _integers(cols, "the placement", "row")
     if len(cols) != n:
         raise InvalidSolution(f"placement has {len(cols)} queens, an {n} x {n} board needs {n}")
     used_col = bytearray(n)

@@ -189,16 +189,15 @@ def main(argv: list[str] | None = None) -> int:
 
 def cmd_validate(args, console: Console) -> int:
     from .config import DEFAULT_TRIAL_CAP, load_config
-    from .sweep import count_trials, iter_trials, product_size
+    from .sweep import iter_trials, plan_size
 
     config = load_config(args.config, args.overrides)
     label = escape(" ".join([args.config, *args.overrides]))  # [6,6] is no rich markup
-    quick = product_size(config) if not config.model.exclude else 0
-    planned = quick if quick > DEFAULT_TRIAL_CAP else count_trials(config, limit=DEFAULT_TRIAL_CAP)
+    planned, how = plan_size(config, DEFAULT_TRIAL_CAP)
     if planned > DEFAULT_TRIAL_CAP:
         # too large to walk: check the first trials only, count by arithmetic
         samples = list(itertools.islice(iter_trials(config), 5))
-        size = f"{quick:,}" if quick else f"more than {DEFAULT_TRIAL_CAP:,}"
+        size = f"{planned:,}" if how == "exact" else f"{how} {planned:,}"
         console.print(f"{label}: OK -- problem {config.problem.name}, {size} trials: over "
                       f"the cap of {DEFAULT_TRIAL_CAP:,}, `btlab run` needs --yes (only the first "
                       "trials were checked)")
@@ -209,8 +208,7 @@ def cmd_validate(args, console: Console) -> int:
             total += 1
             if len(samples) < 5:
                 samples.append(trial)
-        console.print(f"{label}: OK -- problem {config.problem.name}, {total:,} trials "
-                      f"(matrix size {planned:,})")
+        console.print(f"{label}: OK -- problem {config.problem.name}, {total:,} trials")
     for t in samples:
         console.print(f"  {t.trial_id}  " + "  ".join(f"{k}={v}" for k, v in t.columns.items())
                       + f"  repeat={t.repeat}", markup=False)

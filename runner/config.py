@@ -17,25 +17,40 @@ style, with ``exclude`` and ``include``), budgets, repeats and a seed::
 Everything is checked before anything runs. A bad config raises
 :class:`~runner.errors.ConfigError` naming the file, line and column, the key
 path, what was expected, what was found and how to fix it. YAML is read with
-``yaml.safe_load`` semantics only (``yaml.SafeLoader``): tags that build
-Python objects are refused.
+``yaml.safe_load`` semantics only (libyaml's ``CSafeLoader``, or
+``yaml.SafeLoader`` without libyaml): tags that build Python objects are
+refused. Only regular files of at most 256 KiB are read, and a document may
+expand to at most 200,000 values nested 64 deep (:mod:`runner.yaml_source`).
+Every number is bounded by what it becomes (see :data:`MAX_BUDGET_SECONDS`).
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Mapping, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictInt,
+    TypeAdapter,
+    ValidationError,
+)
 
 from . import plugins
 from .errors import ConfigError
 from .overrides import apply_overrides
 from .problems import PROBLEMS, get_problem
 from .spec import ProblemSpec
-from .yaml_source import KeyPath, Position, describe, did_you_mean, from_pydantic, parse_yaml
+from .value_messages import describe, did_you_mean, from_pydantic, param_error
+from .yaml_source import MAX_CONFIG_BYTES, KeyPath, Position, parse_yaml
 
 __all__ = ["DEFAULT_TRIAL_CAP", "BudgetModel", "SweepConfig", "SweepModel", "load_config",
            "parse_config"]
@@ -44,15 +59,30 @@ __all__ = ["DEFAULT_TRIAL_CAP", "BudgetModel", "SweepConfig", "SweepModel", "loa
 DEFAULT_TRIAL_CAP = 1_000_000
 
 
-PositiveNumber = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+#: Bounds of the numbers a config holds, from what each becomes: ``seed`` is an
+#: int64 column; ``repeat`` an int32 column; ``budget.nodes`` an int64 column
+#: and the solvers' node cap (2^62 stands for "no limit" in their loops);
+#: ``budget.seconds`` a float64 column and the timers of every backend: the Ray
+#: backend cancels a task after budget x 1.1 + 5 s, and the smallest
+#: ``threading.TIMEOUT_MAX`` of the supported platforms is 4,294,967 s.
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+INT32_MAX = (1 << 31) - 1
+MAX_BUDGET_NODES = 1 << 62
+MAX_BUDGET_SECONDS = 1_000_000.0
+
+#: A whole number: YAML integers only (not true/false, not 3.0, not "3").
+Int64 = Annotated[StrictInt, Field(ge=INT64_MIN, le=INT64_MAX)]
 
 
 class BudgetModel(BaseModel):
-    """``budget``: ``nodes`` (placements, > 0) and ``seconds`` (wall time, > 0), each optional."""
+    """``budget``: ``nodes`` (placements, 1..2^62) and ``seconds`` (wall time, > 0 and at
+    most :data:`MAX_BUDGET_SECONDS`, finite), each optional. Booleans and strings are
+    refused (``seconds: true`` is not a 1-second budget); ``seconds: 60`` is 60.0."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    nodes: Optional[Annotated[StrictInt, Field(gt=0)]] = None
-    seconds: Optional[PositiveNumber] = None
+    nodes: Optional[Annotated[StrictInt, Field(gt=0, le=MAX_BUDGET_NODES)]] = None
+    seconds: Optional[Annotated[StrictFloat, Field(gt=0, le=MAX_BUDGET_SECONDS,
+                                                   allow_inf_nan=False)]] = None
 
 
 class SweepModel(BaseModel):
@@ -67,8 +97,8 @@ class SweepModel(BaseModel):
     exclude: list[dict[str, Any]] = []
     include: list[dict[str, Any]] = []
     budget: BudgetModel = BudgetModel()
-    repeats: Annotated[StrictInt, Field(ge=1)] = 1
-    seed: StrictInt = 0
+    repeats: Annotated[StrictInt, Field(ge=1, le=INT32_MAX)] = 1
+    seed: Int64 = 0
     #: ``{depth: D}`` or ``auto``: split every trial into ordered subtree tasks
     #: (:mod:`experiments.split`); the counters are those of the unsplit search.
     split: Any = None
@@ -125,19 +155,55 @@ def _located(source: str, positions: Mapping[KeyPath, Position | str], probe: Ke
 def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> SweepConfig:
     """Read and validate a config file, changed by command-line ``overrides`` (``key=value``).
 
+    Only a regular file (or a symlink to one) of at most
+    :data:`~runner.yaml_source.MAX_CONFIG_BYTES` is read: a FIFO, a device or a
+    folder is refused without reading from it (the file is opened non-blocking
+    and checked with ``fstat``, so a FIFO with no writer never blocks).
+
     Raises:
-        ConfigError: unreadable file, malformed YAML or any invalid value.
+        ConfigError: unreadable file, not a regular file, too large, malformed
+            YAML or any invalid value.
     """
     path = Path(path)
+    return parse_config(read_config_text(path), str(path), overrides)
+
+
+def read_config_text(path: Path) -> str:
+    """The text of the config file ``path`` (see :func:`load_config` for what is refused)."""
+    def bad(expected: str, found: str, fix: str) -> ConfigError:
+        return ConfigError(str(path), None, None, (), expected, found, fix)
+
     try:
-        text = path.read_text(encoding="utf-8")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
-        raise ConfigError(str(path), None, None, (), "a readable YAML file",
-                          exc.strerror or str(exc), "check the path") from None
+        if exc.errno == errno.EISDIR:  # some systems refuse to open a folder at all
+            raise bad("a YAML config file", "a folder", "give the path of a config file, "
+                      "e.g. configs/warnsdorff_64_starts.yaml") from None
+        raise bad("a readable YAML file", exc.strerror or str(exc), "check the path") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO (named pipe)"
+                    if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode)
+                    or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
+                    else "not a regular file")
+            raise bad("a regular file holding a YAML config", kind,
+                      "give the path of a config file, e.g. configs/warnsdorff_64_starts.yaml"
+                      if stat.S_ISDIR(mode) else
+                      "save the config to a file and give its path")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise bad("a readable YAML file", exc.strerror or str(exc), "check the path") from None
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise bad(f"a config of at most {MAX_CONFIG_BYTES:,} bytes (256 KiB)",
+                  "a larger file", "give the path of a sweep config")
+    try:
+        return raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise ConfigError(str(path), None, None, (), "a UTF-8 text file", "binary data",
-                          "give the path of a YAML config") from None
-    return parse_config(text, str(path), overrides)
+        raise bad("a UTF-8 text file", "binary data", "give the path of a YAML config") from None
 
 
 def parse_config(text: str, source: str = "<string>",
@@ -216,8 +282,11 @@ def _check_value(config: SweepConfig, adapters, key: str, value: Any, key_path: 
     try:
         adapters[key].validate_python(value)
     except ValidationError as exc:
-        e = exc.errors()[0]
-        raise from_pydantic(config.error, {**e, "loc": ()}, path, names) from None
+        info = config.problem.params.model_fields[key]
+        examples = info.examples or []
+        raise param_error(config.error, [dict(e) for e in exc.errors()], value, path, names,
+                          info.description or "", str(examples[0]) if examples else ""
+                          ) from None
 
 
 def _check_params(config: SweepConfig) -> None:
@@ -235,10 +304,15 @@ def _check_params(config: SweepConfig) -> None:
             continue
         if not isinstance(values, list):
             hint = " (or all)" if key in expandable else ""
-            raise config.error(("matrix", key), f"a list of values{hint}", describe(values),
-                               f"write {key}: [{json.dumps(values, default=str)}]"
-                               if key in adapters else
-                               (did_you_mean(key, list(adapters)) or "remove it"))
+            found = describe(values)
+            fix = (f"write {key}: [{json.dumps(values, default=str)}]" if key in adapters
+                   else (did_you_mean(key, list(adapters)) or "remove it"))
+            if values == "all" and key in adapters:
+                takes = "takes" if len(expandable) == 1 else "take"
+                found = (f"all, which only {' and '.join(expandable)} {takes}" if expandable
+                         else "all, which no parameter of this problem takes")
+                fix = f"list the values: {key}: [...]"
+            raise config.error(("matrix", key), f"a list of values{hint}", found, fix)
         if not values:
             raise config.error(("matrix", key), "a non-empty list of values", "an empty list",
                                f"give at least one value, or delete matrix.{key}")
@@ -251,6 +325,16 @@ def _check_params(config: SweepConfig) -> None:
                                    "delete it")
             for key, value in entry.items():
                 path = (section, i, key)
+                if section == "exclude" and key in adapters and key not in m.matrix \
+                        and key not in m.fixed:
+                    raise config.error(path, "a key of matrix or fixed (exclude drops "
+                                       "combinations of the matrix, before include)",
+                                       f"{key!r}, which is in neither",
+                                       f"drop {key} from the entry, or add it to matrix")
+                if section == "exclude" and value == "all" and key in expandable:
+                    raise config.error(path, f"a value of {key} (all stands for every value: "
+                                       "to drop them all, exclude on the other keys alone)",
+                                       "all", f"write {key}: [...] with the values to drop")
                 if section == "exclude" and isinstance(value, list) and value and key in adapters:
                     try:  # a list that is not one value is a list of alternatives
                         adapters[key].validate_python(value)

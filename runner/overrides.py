@@ -11,7 +11,8 @@ read from the file before it is checked:
   ``++key=value`` sets it either way;
 * ``~key`` deletes a key (``~key=value``: only if it holds that value).
 
-Values are YAML flow values read with ``yaml.safe_load``: ``[6,6]``,
+Values are YAML flow values read with the safe loader, within the bounds of a
+config file (:func:`runner.yaml_source.load_value`): ``[6,6]``,
 ``[none,warnsdorff]``, ``10_000_000``, ``true``, ``null``, ``'a b'``; an
 empty value is the empty string.
 
@@ -29,7 +30,8 @@ from typing import Any
 import yaml
 
 from .errors import ConfigError
-from .yaml_source import KeyPath, describe
+from .value_messages import describe
+from .yaml_source import MAX_DEPTH, KeyPath, load_value
 
 __all__ = ["Override", "apply_overrides", "parse_override"]
 
@@ -89,11 +91,20 @@ def parse_override(text: str, index: int, source: str) -> Override:
     if not key.strip() or any(not p.strip() for p in parts):
         raise bad("a dotted key such as fixed.board or budget.nodes before '='",
                   f"the key {key!r}", "write e.g. fixed.board=[6,6]")
+    if len(parts) > MAX_DEPTH:
+        raise bad(f"a dotted key of at most {MAX_DEPTH} parts", f"{len(parts):,} parts",
+                  "write e.g. fixed.board=[6,6]")
     path: KeyPath = tuple(int(p) if p.strip().isdigit() else p.strip() for p in parts)
     value: Any = None
     if eq:
         try:
-            value = yaml.safe_load(raw) if raw.strip() else ""
+            value = load_value(raw, source) if raw.strip() else ""
+        except ConfigError as exc:  # an alias bomb or deep nesting in the value
+            raise bad(exc.expected, exc.found, exc.fix, path) from None
+        except ValueError as exc:  # e.g. an integer of more digits than Python converts
+            raise bad("a YAML flow value, e.g. 7, [6,6], [none,warnsdorff] or 'text'",
+                      f"{raw[:40]!r}...: {str(exc).split(';')[0]}", "write a shorter value",
+                      path) from None
         except yaml.constructor.ConstructorError as exc:
             raise bad("plain YAML data: a mapping, list, string, number or boolean",
                       f"{raw!r}: {getattr(exc, 'problem', None) or exc}",

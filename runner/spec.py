@@ -16,7 +16,7 @@ The metrics every solve call must report are defined in ``docs/metrics.md``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import pandas as pd
 import pyarrow as pa
@@ -134,7 +134,9 @@ class ProblemSpec:
             that are well typed but cannot run together.
         extra_columns: strategy-specific nullable int64 counters it may report.
         expand_all: for each parameter that accepts ``all`` in a matrix, a
-            function ``parameters -> the values all stands for``.
+            function ``parameters -> the values all stands for``: a sequence, a
+            list or a lazy one (the knight's-tour squares: ``len`` and ``index``
+            are arithmetic, so a sweep is counted without listing them).
         prepare: ``columns -> extra column values``, called before a trial's
             clock starts (compiling kernels; ``compile_ns``), or None.
         split: how its trials split (:class:`SplitSupport`), or None: a config
@@ -169,7 +171,7 @@ class ProblemSpec:
     size_unit: str = ""
     check: Callable[[Mapping[str, Any]], None] = _no_check
     extra_columns: tuple[str, ...] = ()
-    expand_all: Mapping[str, Callable[[Mapping[str, Any]], list[Any]]] = field(
+    expand_all: Mapping[str, Callable[[Mapping[str, Any]], Sequence[Any]]] = field(
         default_factory=dict)
     prepare: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
     split: SplitSupport | None = None

@@ -3,87 +3,92 @@
 :func:`expand` is a pure function of the config; :func:`iter_trials` walks the
 same trials lazily (a sweep of millions never sits in memory). Every distinct
 combination is checked (the problem spec's strategy caps and checks, split
-support, plug-in hashes) as it is produced.
+support, plug-in hashes) as it is produced. The matrix rules (GitHub
+Actions': exclude first, then include) are :mod:`runner.matrix`'s;
+:func:`count_trials` counts the same trials by arithmetic.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator
+
+import pyarrow as pa
+from pydantic import ValidationError
 
 from . import plugins
 from .config import DEFAULT_TRIAL_CAP, SweepConfig
+from .matrix import Block, ExpansionError, blocks, find
 from .spec import ParamError
 from .trial import Trial
+from .value_messages import describe
 
-__all__ = ["check_trial_cap", "count_trials", "expand", "iter_trials", "product_size"]
+__all__ = ["check_trial_cap", "count_trials", "expand", "iter_trials", "plan_size",
+           "product_size"]
 
 
-def _combinations(config: SweepConfig) -> Iterator[tuple[dict, dict]]:
-    """Yield (parameters, sources) for every trial before ``all`` is expanded.
-
-    GitHub Actions semantics: the product of the matrix lists; ``exclude``
-    drops every combination that matches all of an entry's keys (an entry's
-    value may also be a list of alternatives, ``n: [13, 14]``); an
-    ``include`` entry extends each combination whose matrix values it does not
-    contradict, and is added as a combination of its own when it extends none.
-
-    A generator: the product is walked lazily, so counting or expanding a
-    large sweep never holds more than one product combination (plus the few
-    combinations ``include`` adds) in memory.
-    """
+def _blocks(config: SweepConfig) -> Iterator[Block]:
+    """The blocks of a config's sweep (:func:`runner.matrix.blocks`), or a ConfigError."""
     m = config.model
-    keys = list(m.matrix)
-    lists = [m.matrix[k] if isinstance(m.matrix[k], list) else [m.matrix[k]] for k in keys]
-    fixed_src: dict[str, tuple] = {k: ("fixed", k) for k in m.fixed}
-    matched = [False] * len(m.include)
-
-    def extend(params: dict, src: dict, j: int, entry: dict) -> bool:
-        if not all(params.get(k) == v for k, v in entry.items() if k in m.matrix):
-            return False
-        for k, v in entry.items():
-            if k not in m.matrix:
-                params[k] = v
-                src[k] = ("include", j, k)
-        return True
-
-    for idx in itertools.product(*(range(len(v)) for v in lists)):
-        params = dict(m.fixed)
-        src = dict(fixed_src)
-        for k, v, i in zip(keys, lists, idx):
-            params[k] = v[i]
-            src[k] = ("matrix", k, i) if isinstance(m.matrix[k], list) else ("matrix", k)
-        for j, entry in enumerate(m.include):
-            matched[j] = extend(params, src, j, entry) or matched[j]
-        yield params, src
-    # include entries that extended no product combination become combinations of
-    # their own; a later entry may extend those, as it would any combination
-    added: list[tuple[dict, dict]] = []
-    for j, entry in enumerate(m.include):
-        for params, src in added:
-            matched[j] = extend(params, src, j, entry) or matched[j]
-        if not matched[j]:
-            added.append(({**m.fixed, **entry},
-                          {**fixed_src, **{k: ("include", j, k) for k in entry}}))
-    yield from added
+    try:
+        yield from blocks(m.fixed, m.matrix, m.exclude, m.include, config.problem.expand_all)
+    except ExpansionError as exc:
+        if exc.entry is not None:
+            raise config.error(("include", exc.entry), f"{exc.key}: all with the parameters "
+                               "it depends on, in this include entry or in fixed (the entry "
+                               "extends no matrix combination, so it is a trial of its own)",
+                               f"no {exc.missing}", f"add {exc.missing.strip(chr(39))}: ... "
+                               "to the entry") from None
+        where = ("matrix", exc.key) if exc.key in m.matrix else ("fixed", exc.key)
+        raise config.error(where, f"{exc.key}: all with the parameters it depends on "
+                           "in fixed or matrix", f"no {exc.missing} there",
+                           f"add {exc.missing.strip(chr(39))} under fixed or matrix") from None
 
 
-def _excluded(config: SweepConfig, params: Mapping[str, Any]) -> bool:
-    """True when every key of some ``exclude`` entry matches: equal to its value, or to one
-    of its values when it is a list of alternatives (``n: [13, 14]``)."""
-    for entry in config.model.exclude:
-        if all(_same(params.get(k), v) or (isinstance(v, list) and
-                                            any(_same(params.get(k), x) for x in v))
-               for k, v in entry.items()):
-            return True
-    return False
+def _columns(config: SweepConfig, block: Block, params: dict) -> dict[str, Any]:
+    """Canonical columns of one combination; a combination an include entry made on its
+    own may lack a required parameter (a ConfigError at that entry)."""
+    problem = config.problem
+    try:
+        return problem.to_columns(problem.params.model_validate(params).model_dump())
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        name = err["loc"][0] if err["loc"] else "?"
+        if block.added is not None:
+            raise config.error(("include", block.added), f"the parameter {name!r} in this "
+                               "include entry or in fixed (the entry extends no matrix "
+                               "combination, so it is a trial of its own)",
+                               f"{describe(params)}: {err['msg']}",
+                               f"add {name}: ... to the entry, or make it match a combination"
+                               ) from None
+        raise config.error(("fixed", name), f"the parameter {name!r} in fixed or matrix, or in "
+                           "an include entry that extends every combination",
+                           f"the combination {describe(params)} without it",
+                           f"add {name}: ... under fixed") from None
 
 
-def _same(a: Any, b: Any) -> bool:
-    norm = lambda x: json.dumps(x, default=list)  # noqa: E731 - lists and tuples compare equal
-    return norm(a) == norm(b)
+def _int_ranges(schema: pa.Schema) -> dict[str, tuple[int, int, str]]:
+    """Integer column -> (lowest, highest, type) it can hold."""
+    out = {}
+    for f in schema:
+        if pa.types.is_integer(f.type):
+            bits = f.type.bit_width
+            lo, hi = ((-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if pa.types.is_signed_integer(
+                f.type) else (0, (1 << bits) - 1))
+            out[f.name] = (lo, hi, str(f.type))
+    return out
+
+
+def _check_ranges(config: SweepConfig, ranges: dict, columns: dict, src: dict) -> None:
+    """Refuse a parameter column value its Parquet column cannot hold (a plug-in
+    problem's unbounded parameter; the built-in ones bound theirs in their models)."""
+    for name, (lo, hi, kind) in ranges.items():
+        value = columns.get(name)
+        if isinstance(value, int) and not lo <= value <= hi:
+            raise config.error(src.get(name, ("fixed",)),
+                               f"a value from {lo:,} to {hi:,} (column {name} is {kind})",
+                               f"{name} = {value:,}", "use a smaller value")
 
 
 def iter_trials(config: SweepConfig) -> Iterator[Trial]:
@@ -98,21 +103,15 @@ def iter_trials(config: SweepConfig) -> Iterator[Trial]:
     budget = m.budget
     seen: set = set()
     hashes: dict[str, str] = {}
-    for params, src in _combinations(config):
-        key, variants = None, [None]
-        for name, values_of in problem.expand_all.items():
-            if params.get(name) == "all":
-                key, variants = name, values_of(params)
-                break
-        for value in variants:
-            p = params if key is None else {**params, key: value}
-            if _excluded(config, p):
-                continue
-            columns = problem.to_columns(problem.params.model_validate(p).model_dump())
+    ranges = _int_ranges(problem.columns)
+    for block in _blocks(config):
+        for p, src in block.combinations(m.include):
+            columns = _columns(config, block, p)
             frozen = json.dumps(columns, sort_keys=True)
             if frozen in seen:
                 continue
             seen.add(frozen)
+            _check_ranges(config, ranges, columns, src)
             try:
                 problem.check_strategy(columns)
                 problem.check(columns)
@@ -160,56 +159,169 @@ def expand(config: SweepConfig) -> list[Trial]:
 
 
 def product_size(config: SweepConfig) -> int:
-    """Combinations of the matrix lists, times repeats, before ``all``, ``exclude`` and
-    ``include``: plain arithmetic, instant however large the sweep. Every ``all``
-    stands for at least one value, so this is a lower bound of :func:`count_trials`
-    when there is no ``exclude``."""
-    lists = [len(v) if isinstance(v, list) else 1 for v in config.model.matrix.values()]
+    """The matrix lists multiplied (each value written twice counted once), times
+    repeats, with each ``all`` counted as one value: plain arithmetic, instant
+    however large the sweep. Without ``exclude`` this is a lower bound of
+    :func:`count_trials` (an ``all`` stands for at least one value, an ``include``
+    entry adds or extends), unless values written differently name the same search
+    (``board: 5`` and ``[5, 5]``, see the problem's ``to_columns``)."""
+    lists = [len({json.dumps(x, sort_keys=True, default=list) for x in v})
+             if isinstance(v, list) else 1 for v in config.model.matrix.values()]
     return math.prod(lists) * config.model.repeats
 
 
+def _json(columns: dict[str, Any]) -> str:
+    return json.dumps(columns, sort_keys=True, default=str)
+
+
+class _Group:
+    """Keyed blocks (:class:`runner.matrix.Block`) whose plain combinations are the same
+    trials: the same canonical parameters apart from the ``all`` one, and the same
+    ``all`` values. Their union is counted without listing it: a value is a trial
+    unless every block dropped it (or extended it into another trial), plus the
+    distinct extended trials.
+
+    Attributes:
+        block: the first block of the group (to compute its combinations).
+        n: how many values ``all`` stands for.
+        missing: indices not plain in any block so far (None: no block yet).
+        extended: (index, canonical columns) of the trials include entries made of
+            single values.
+    """
+
+    def __init__(self, block: Block):
+        self.block, self.n = block, len(block.values)
+        self.missing: set[int] | None = None
+        self.extended: set[tuple[int, str]] = set()
+
+    def __len__(self) -> int:
+        if self.missing is None:
+            return 0
+        return self.n - len(self.missing) + len(self.extended)
+
+    def add(self, config: SweepConfig, block: Block) -> None:
+        gone = set(block.dropped)
+        for i in block.var_ext:
+            extended = _json(_value_columns(config, block, i, True))
+            if extended == _json(_value_columns(config, block, i, False)):
+                continue  # the entry changed nothing the trial is made of
+            gone.add(i)
+            self.extended.add((i, extended))
+        self.missing = gone if self.missing is None else self.missing & gone
+
+    def holds(self, config: SweepConfig, key: str, value: Any, columns: str) -> bool:
+        """True when the single combination of these ``columns`` is one of the group's."""
+        i = find(self.block.values, value)
+        if i is None:
+            return False
+        if (i, columns) in self.extended:
+            return True
+        return (i not in (self.missing or ())
+                and _json(_value_columns(config, self.block, i, False)) == columns)
+
+
+def _value_columns(config: SweepConfig, block: Block, i: int, extended: bool) -> dict:
+    """Canonical columns of value ``i`` of a keyed block, with the include entries that
+    extend every value, and (``extended``) those that extend this value only."""
+    entries = sorted(block.ext + (block.var_ext.get(i, []) if extended else []))
+    params, _ = block.at(i, config.model.include, entries)
+    return _columns(config, block, params)
+
+
 def count_trials(config: SweepConfig, limit: int | None = None) -> int:
-    """Number of trials :func:`expand` would give, without building them (an upper bound
-    when ``exclude`` or duplicates remove some).
+    """Number of trials :func:`expand` gives, counted without making them.
+
+    A block of combinations (:class:`runner.matrix.Block`: the values of an
+    ``all``, what ``exclude`` dropped, what ``include`` extended) is counted by
+    arithmetic; blocks and combinations that are the same trials (``board: 5``
+    and ``board: [5, 5]``, a value listed twice, parameters that name the same
+    search, see the problem's ``to_columns``) are counted once. The count equals
+    ``len(expand(config))``; it costs one parameter validation per block (and per
+    value an include entry names), not one per trial.
 
     Args:
-        limit: stop counting once the count passes ``limit`` and return what was
-            counted so far (more than ``limit``): enough to refuse a sweep over a
-            cap without walking all of it.
+        limit: stop once the count passes ``limit`` and return what was counted so
+            far (more than ``limit``): enough to refuse a sweep over a cap.
     """
-    repeats = config.model.repeats
-    total = 0
-    for params, _ in _combinations(config):
-        n = 1
-        for key, values_of in config.problem.expand_all.items():
-            if params.get(key) == "all":
-                n = len(values_of(params))
-        total += n * repeats
-        if limit is not None and total > limit:
+    return _count(config, limit)[0]
+
+
+def _count(config: SweepConfig, limit: int | None) -> tuple[int, bool]:
+    """(count, complete): complete is False when counting stopped past ``limit``."""
+    problem = config.problem
+    groups: dict[str, _Group] = {}
+    singles: dict[str, dict] = {}
+    walk = (b for b in _blocks(config) if len(b))
+    total, stopped = 0, False
+    for block in walk:
+        if block.key is None:
+            params, _ = next(block.combinations(config.model.include))
+            columns = _json(_columns(config, block, params))
+            if columns not in singles:
+                singles[columns] = params
+                total += 1
+        else:
+            base = (_json(_value_columns(config, block, 0, False))
+                    + f"|{block.key}|{len(block.values)}")
+            group = groups.get(base)
+            if group is None:
+                group = groups[base] = _Group(block)
+            before = len(group)
+            group.add(config, block)
+            total += len(group) - before
+        if limit is not None and total * config.model.repeats > limit:
+            stopped = True
             break
-    return total
+    # a single combination that is one value of a block (an include entry repeating
+    # one start of start: all) is one trial, counted once
+    for columns, params in singles.items():
+        for group in groups.values():
+            key = group.block.key
+            assert key is not None
+            value = params.get(key, problem.params.model_fields[key].default)
+            if group.holds(config, key, value, columns):
+                total -= 1
+                break
+    complete = not stopped or next(walk, None) is None
+    return total * config.model.repeats, complete
+
+
+def plan_size(config: SweepConfig, cap: int = DEFAULT_TRIAL_CAP) -> tuple[int, str]:
+    """How many trials a sweep has, for ``btlab validate`` and the cap check.
+
+    Returns:
+        (n, how): ``how`` is ``"exact"`` (n trials), ``"at least"`` (the
+        sweep has at least n > cap trials: the matrix lists alone multiply to n,
+        so it was not walked) or ``"more than"`` (counting stopped at n > cap).
+    """
+    quick = product_size(config) if not config.model.exclude else 0
+    if quick > cap:
+        return quick, "at least"
+    n, complete = _count(config, cap)
+    return n, "exact" if complete else "more than"
 
 
 def check_trial_cap(config: SweepConfig, cap: int = DEFAULT_TRIAL_CAP) -> int:
     """Refuse a sweep of more than ``cap`` trials (the CLI's ``--yes`` skips this check).
 
     The product of the matrix lists is checked first, by arithmetic, so a sweep
-    of 10^8 trials is refused at once without walking it; otherwise the
-    combinations are counted up to the cap.
+    of 10^8 trials is refused at once without walking it; otherwise the trials
+    are counted (:func:`count_trials`, ``all`` by arithmetic) up to the cap.
 
     Returns:
-        The number of trials (an upper bound, see :func:`count_trials`).
+        The number of trials (exact: the sweep is within the cap).
 
     Raises:
-        ConfigError: at ``matrix``, when there are more than ``cap`` trials.
+        ConfigError: at ``matrix`` (or ``repeats``), when there are more than
+            ``cap`` trials.
     """
-    quick = product_size(config) if not config.model.exclude else 0
-    planned = quick if quick > cap else count_trials(config, limit=cap)
+    planned, how = plan_size(config, cap)
     if planned > cap:
         # blame repeats when they alone take the sweep over the cap
         where = ("repeats",) if planned // config.model.repeats <= cap else ("matrix",)
-        found = (f"{planned:,} trials (the matrix lists multiplied, times repeats)"
-                 if planned == quick else f"more than {cap:,} trials")
+        found = {"at least": f"{planned:,} trials (the matrix lists multiplied, times repeats)",
+                 "exact": f"{planned:,} trials",
+                 "more than": f"more than {cap:,} trials"}[how]
         raise config.error(
             where, f"at most {cap:,} trials per run", found,
             "shrink the sweep (fewer values, or split it into several configs), "

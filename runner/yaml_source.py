@@ -1,30 +1,105 @@
-"""Config text -> data with the position of every key, and validation errors as messages.
+"""Config text -> data with the position of every key and value.
 
-:func:`parse_yaml` reads YAML with ``yaml.SafeLoader`` only (tags that build
+:func:`parse_yaml` reads YAML with the safe loader only (tags that build
 Python objects are refused) and records the line and column of every key and
-value, so that :class:`~runner.errors.ConfigError` can name them;
-:func:`from_pydantic` turns a pydantic validation error into a
-:class:`~runner.errors.ConfigError` with what was expected, what was found and
-a fix.
+value, so that :class:`~runner.errors.ConfigError` can name them. (Validation
+errors become messages in :mod:`runner.value_messages`, whose names are
+re-exported here.)
+
+A config is small data, so :func:`parse_yaml` bounds what a file may expand
+to before anything is built from it: at most :data:`MAX_NODES` nodes with
+every alias followed (an alias bomb of a few hundred bytes would otherwise
+expand to billions), nested at most :data:`MAX_DEPTH` deep. The file itself is
+bounded by :data:`MAX_CONFIG_BYTES` (:func:`runner.config.load_config`).
 """
 
 from __future__ import annotations
 
-import difflib
-import json
 from typing import Any
 
 import yaml
 
 from .errors import ConfigError
+from .value_messages import describe, did_you_mean, from_pydantic, param_error
+
+__all__ = ["MAX_CONFIG_BYTES", "MAX_DEPTH", "MAX_NODES", "KeyPath", "Position", "describe",
+           "did_you_mean", "from_pydantic", "load_value", "param_error", "parse_yaml"]
 
 Position = tuple[int, int]
 KeyPath = tuple  # tuple[str | int, ...]
 
+#: The largest config file read, in bytes (256 KiB; configs are a few hundred bytes,
+#: and reading 256 KiB of flow lists already takes about a second).
+MAX_CONFIG_BYTES = 1 << 18
+#: libyaml's loader when PyYAML was built with it (about 5x faster), else PyYAML's own:
+#: both are the safe loader, which builds no Python object from a tag.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+#: The most YAML nodes (mappings, lists, scalars, keys included) a config may expand
+#: to, counting an aliased node once per alias that refers to it (about what 256 KiB
+#: of plain flow lists holds).
+MAX_NODES = 200_000
+#: The deepest nesting of mappings and lists in a config (a config needs about 6).
+MAX_DEPTH = 64
 
-def did_you_mean(word: Any, choices: list[str]) -> str:
-    close = difflib.get_close_matches(str(word), choices, n=1, cutoff=0.6)
-    return f"did you mean {close[0]!r}?" if close else ""
+
+def _expanded_size(root: yaml.Node, source: str) -> None:
+    """Refuse a node graph that expands to more than :data:`MAX_NODES` nodes or nests
+    deeper than :data:`MAX_DEPTH`, in time linear in the number of distinct nodes.
+
+    An alias is a second reference to a node already composed, so a graph of
+    a few dozen nodes can stand for billions (``a: &a [x, x]``, ``b: &b [*a,
+    *a]``, ...): each node's expanded size and depth are computed once, from
+    its children's, without walking the expansion.
+
+    Raises:
+        ConfigError: too many nodes or too deep, located at the node where the
+            bound was passed.
+    """
+    size: dict[int, int] = {}
+    depth: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    on_path: set[int] = set()
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            kids = _children(node)
+            size[key] = 1 + sum(size[id(k)] for k in kids)
+            depth[key] = 1 + max((depth[id(k)] for k in kids), default=0)
+            problem = ""
+            if size[key] > MAX_NODES:
+                problem = (f"a document that expands to more than {MAX_NODES:,} values "
+                           "(aliases counted each time they are used)")
+            elif depth[key] > MAX_DEPTH:
+                problem = f"mappings and lists nested more than {MAX_DEPTH} deep"
+            if problem:
+                mark = node.start_mark
+                raise ConfigError(
+                    source, mark.line + 1, mark.column + 1, (),
+                    f"a config of at most {MAX_NODES:,} values, nested at most {MAX_DEPTH} "
+                    "deep", problem,
+                    "write the values out plainly; a config needs no deep anchors and "
+                    "aliases (&a / *a)") from None
+            continue
+        if key in size:
+            continue
+        if key in on_path:  # a recursive alias (&a [*a]) is infinitely large
+            mark = node.start_mark
+            raise ConfigError(source, mark.line + 1, mark.column + 1, (),
+                              "plain YAML data", "a node that contains itself (a recursive "
+                              "alias)", "remove the alias that refers to its own anchor")
+        on_path.add(key)
+        stack.append((node, True))
+        stack.extend((k, False) for k in _children(node) if id(k) not in size)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
 
 
 def _positions(node: yaml.Node, path: KeyPath, out: dict, source: str) -> None:
@@ -47,14 +122,54 @@ def _positions(node: yaml.Node, path: KeyPath, out: dict, source: str) -> None:
             _positions(item, path + (i,), out, source)
 
 
-def parse_yaml(text: str, source: str) -> tuple[Any, dict]:
-    loader = yaml.SafeLoader(text)
+def load_value(text: str, source: str) -> Any:
+    """One YAML value (a command-line override's) read like a config: the safe loader,
+    within :data:`MAX_NODES` and :data:`MAX_DEPTH` (a value of a few hundred
+    characters can hold an alias bomb too).
+
+    Raises:
+        ConfigError: over the bounds (expected, found and fix to be re-used).
+        yaml.YAMLError: malformed YAML, or a tag that builds a Python object.
+    """
+    loader = yaml.SafeLoader(text)  # PyYAML's own: a value is short, its messages stable
     try:
-        node = loader.get_single_node()
+        try:
+            node = loader.get_single_node()
+        except RecursionError:
+            raise ConfigError(source, None, None, (), f"mappings and lists nested at most "
+                              f"{MAX_DEPTH} deep", "nesting too deep to read",
+                              "write the value out plainly") from None
+        if node is None:
+            return None
+        _expanded_size(node, source)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def parse_yaml(text: str, source: str) -> tuple[Any, dict]:
+    """YAML text -> (data, key path -> (line, column) of every key and value).
+
+    Raises:
+        ConfigError: malformed YAML, a tag that builds a Python object, a key given
+            twice, a number too long to read, or a document over the bounds above.
+    """
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ConfigError(source, None, None, (), f"a config of at most {MAX_CONFIG_BYTES:,} "
+                          "bytes", f"{len(text):,} characters", "give the path of a sweep config")
+    loader = _LOADER(text)
+    positions: dict = {}
+    try:
+        try:
+            node = loader.get_single_node()
+        except RecursionError:
+            raise ConfigError(source, None, None, (), f"mappings and lists nested at most "
+                              f"{MAX_DEPTH} deep", "nesting too deep to read",
+                              "write the values out plainly") from None
         if node is None:
             raise ConfigError(source, 1, 1, (), "a mapping with name, problem, fixed, matrix, ...",
                               "an empty file", "see configs/ for examples")
-        positions: dict = {}
+        _expanded_size(node, source)
         _positions(node, (), positions, source)
         data = loader.construct_document(node)
     except yaml.constructor.ConstructorError as exc:
@@ -70,9 +185,22 @@ def parse_yaml(text: str, source: str) -> tuple[Any, dict]:
             tag.strip(),
             "remove the tag: btlab reads configs with yaml.safe_load and never builds "
             "Python objects") from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise ConfigError(source, None, None, (), "plain YAML data: mappings, lists, "
+                          "strings, numbers, booleans",
+                          "an integer too long to read (more than 4,300 digits)"
+                          if "digits" in str(exc) else f"a value that cannot be read: {exc}",
+                          "write a number that fits the key (see the README's Config format)"
+                          ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)
+        if "nesting depth" in problem:  # libyaml's own bound (1,000 levels)
+            raise ConfigError(source, mark.line + 1 if mark else None,
+                              mark.column + 1 if mark else None, (),
+                              f"mappings and lists nested at most {MAX_DEPTH} deep",
+                              "nesting too deep to read", "write the values out plainly"
+                              ) from None
         raise ConfigError(
             source, mark.line + 1 if mark else None, mark.column + 1 if mark else None, (),
             "well-formed YAML", f"a YAML syntax error: {problem}",
@@ -80,72 +208,3 @@ def parse_yaml(text: str, source: str) -> tuple[Any, dict]:
     finally:
         loader.dispose()
     return data, positions
-
-
-def describe(value: Any) -> str:
-    if isinstance(value, str):
-        return repr(value)
-    if isinstance(value, bool):
-        return f"{str(value).lower()} (a boolean)"
-    if value is None:
-        return "nothing (null)"
-    if isinstance(value, (dict, list)):
-        text = json.dumps(value, default=str)
-        return (text[:60] + "...") if len(text) > 60 else text
-    return f"{value!r} ({type(value).__name__})"
-
-
-def from_pydantic(cfg_error, err: Any, prefix: KeyPath, allowed_keys: list[str]) -> ConfigError:
-    """Turn the first pydantic error into a ConfigError with a fix."""
-    loc = prefix + tuple(err["loc"])
-    kind = err["type"]
-    found = describe(err.get("input"))
-    fix = ""
-    if kind == "extra_forbidden":
-        key = loc[-1]
-        expected = "one of the keys " + ", ".join(allowed_keys)
-        found = f"unknown key {key!r}"
-        fix = did_you_mean(key, allowed_keys) or "remove it"
-    elif kind == "literal_error":
-        expected = f"one of {err['ctx']['expected']}"
-        listed = err["ctx"]["expected"].replace(" or ", ", ").split(",")
-        choices = [c.strip().strip("'") for c in listed]
-        fix = did_you_mean(err.get("input"), choices) or "use one of the values listed"
-    elif kind == "missing":
-        expected = f"the key {loc[-1]!r}"
-        found = "no such key"
-        fix = f"add {loc[-1]}: ..."
-    elif kind == "plugin_error":
-        expected, found, fix = (err["ctx"]["expected"], err["ctx"]["found"],
-                                err["ctx"]["fix"])
-    elif kind == "string_pattern_mismatch" and loc == ("name",):
-        expected = ("a name of letters, digits, '.', '_' and '-', starting with a letter or "
-                    "digit (it names the results folder results/<name>, so no '/' or '..')")
-        fix = "rename it, e.g. name: my-sweep"
-    else:
-        expected = err["msg"].replace("Input should be", "a value that is").replace(
-            "Value error, ", "")
-        fix = _TYPE_FIXES.get(kind, "change the value as expected")
-    return cfg_error(loc, expected, found, fix)
-
-
-#: How to fix a value of the wrong type, by pydantic error type.
-_TYPE_FIXES = {
-    "int_type": "write a whole number without quotes, e.g. 3",
-    "int_parsing": "write a whole number without quotes, e.g. 3",
-    "int_from_float": "write a whole number, e.g. 3",
-    "float_type": "write a number without quotes, e.g. 60",
-    "float_parsing": "write a number without quotes, e.g. 60",
-    "finite_number": "write a finite number, e.g. 60",
-    "bool_type": "write true or false",
-    "bool_parsing": "write true or false",
-    "string_type": "write text, e.g. in quotes",
-    "dict_type": "write a mapping: one 'key: value' per line, indented under the key",
-    "list_type": "write a list, e.g. [a, b]",
-    "tuple_type": "write a list, e.g. [8, 8]",
-    "too_long": "remove the extra items",
-    "too_short": "add the missing items",
-    "greater_than": "use a larger value",
-    "greater_than_equal": "use a larger value",
-    "less_than_equal": "use a smaller value",
-}

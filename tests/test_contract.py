@@ -567,7 +567,7 @@ def test_doc_toy_problem_through_the_cli_serial_and_ray(tmp_path, monkeypatch, c
     monkeypatch.chdir(tmp_path)      # grid_path itself comes from tests/plugins (sys.path)
     assert main(["validate", cfg.name]) == 0
     out = capsys.readouterr().out
-    assert "grid_paths.yaml: OK -- problem grid_path:PROBLEM, 25 trials (matrix size 25)" in out
+    assert "grid_paths.yaml: OK -- problem grid_path:PROBLEM, 25 trials" in out
     assert main(["run", cfg.name, "--backend", "serial", "--out", "serial", "--quiet"]) == 0
     assert main(["run", cfg.name, "--out", "ray", "--quiet", "--batch-size", "4"]) == 0
     out = capsys.readouterr().out

@@ -58,7 +58,7 @@ def test_queens_sweep_counts_and_equal_counters(tmp_path, ray_session, capsys):
 
 
 @pytest.mark.parametrize("body, fragments", [
-    pytest.param("fixed: {n: 0}\n", ["fixed.n", "greater than or equal to 1"], id="n-under-1"),
+    pytest.param("fixed: {n: 0}\n", ["fixed.n", "a number of at least 1"], id="n-under-1"),
     pytest.param("fixed: {n: 8, strategy: bitmsk}\n", ["did you mean 'bitmask'"], id="misspelt"),
     pytest.param("fixed: {n: 8, unique: true}\n", ["unique", "mode: count"], id="unique-first"),
     pytest.param("fixed: {n: 8, strategy: construction, method: product}\n", ["5^k"],

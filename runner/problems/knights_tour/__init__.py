@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Mapping, Union
+from typing import Annotated, Any, Literal, Mapping, Sequence, Union
 
 import pyarrow as pa
 from pydantic import AfterValidator, Field, StrictBool, StrictInt
@@ -35,8 +35,11 @@ from experiments.knights import (
 from ... import plugins
 from ...spec import Comparison, Oracle, ParamError, Params, ProblemSpec
 
-PositiveInt = Annotated[StrictInt, Field(ge=1)]
-NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
+#: Board sizes and squares are int32 columns; the strategies' caps (max_size) are
+#: far smaller, and are checked when the trials are made.
+INT32_MAX = (1 << 31) - 1
+PositiveInt = Annotated[StrictInt, Field(ge=1, le=INT32_MAX)]
+NonNegativeInt = Annotated[StrictInt, Field(ge=0, le=INT32_MAX)]
 
 _HEURISTIC_CHOICES = ", ".join(f"'{h}'" for h in HEURISTICS) + " or a plug-in 'module:function'"
 
@@ -94,28 +97,47 @@ class KnightsParams(Params):
     same counters, strategy ``iterative``).
     """
 
-    board: Union[tuple[PositiveInt, PositiveInt], PositiveInt]
-    start: Union[tuple[NonNegativeInt, NonNegativeInt], Literal["all"]] = (0, 0)
+    board: Union[tuple[PositiveInt, PositiveInt], PositiveInt] = Field(
+        description="[rows, cols], two whole numbers >= 1, or one whole number >= 1 for a "
+        "square board", examples=["[8, 8]", "8"])
+    start: Union[tuple[NonNegativeInt, NonNegativeInt], Literal["all"]] = Field(
+        (0, 0), description="[row, col], two whole numbers >= 0 (0-based, row 0 at the "
+        "top), or all (every square, in matrix)", examples=["[0, 0]", "all"])
     heuristic: Annotated[str, AfterValidator(_heuristic)] = "none"
     tie_break: Literal[TIE_BREAKS] = "move_order"  # type: ignore[valid-type]
     strategy: Literal[tuple(STRATEGIES)] = "recursive"  # type: ignore[valid-type]
     mode: Literal["first", "count"] = "first"
-    move_order: Union[MoveOrder, Literal["default"]] = "default"
+    move_order: Union[MoveOrder, Literal["default"]] = Field(
+        "default", description="default, or the 8 knight moves as [d_row, d_col] pairs, each "
+        "once", examples=["[[-1, -2], [-2, -1], [-2, 1], [-1, 2], [1, 2], [2, 1], [2, -1], "
+                          "[1, -2]]", "default"])
     closed: StrictBool = False
     engine: Literal["python", "compiled"] = "python"
 
 
 def to_columns(p: Mapping[str, Any]) -> dict[str, Any]:
-    """Validated parameters -> the Parquet parameter columns."""
+    """Validated parameters -> the Parquet parameter columns: a trial's canonical
+    parameters, from which its id is computed.
+
+    Parameters written differently that make the same search get the same
+    columns, so one trial id: ``board: 8`` is ``[8, 8]``; a ``move_order`` that
+    lists the default order is ``default``; ``tie_break`` is ``move_order`` with
+    ``heuristic: none`` (which has no ties to break: the orderer of ``none``
+    never reads the tie-break, in both engines). Nothing else is merged: the
+    seed, for instance, stays part of the id even where no random draw reads it.
+    """
     board = p["board"]
     rows, cols = (board, board) if isinstance(board, int) else board
     start = p.get("start", (0, 0))
     order = p.get("move_order", "default")
+    if order != "default" and tuple(tuple(m) for m in order) == DEFAULT_MOVE_ORDER:
+        order = "default"
+    heuristic = p.get("heuristic", "none")
     return {
         "rows": rows, "cols": cols,
         "start_row": start[0], "start_col": start[1],
-        "heuristic": p.get("heuristic", "none"),
-        "tie_break": p.get("tie_break", "move_order"),
+        "heuristic": heuristic,
+        "tie_break": "move_order" if heuristic == "none" else p.get("tie_break", "move_order"),
         "strategy": p.get("strategy", "recursive"),
         "mode": p.get("mode", "first"),
         "move_order": order if order == "default" else " ".join(f"{a},{b}" for a, b in order),
@@ -188,11 +210,52 @@ def check(c: Mapping[str, Any]) -> None:
             f"[{r}, {col}]", "pick a square on the board, or start: all")
 
 
-def squares(params: Mapping[str, Any]) -> list[tuple[int, int]]:
-    """Every square of the trial's board, row by row: what ``start: all`` means."""
+class Squares(Sequence):
+    """Every square ``(row, col)`` of a ``rows x cols`` board, row by row, computed on
+    demand: ``len``, indexing, ``in`` and ``index`` are arithmetic, so ``start: all``
+    on a 2000 x 2000 board is counted without listing 4,000,000 squares."""
+
+    def __init__(self, rows: int, cols: int):
+        self.rows, self.cols = rows, cols
+
+    def __len__(self) -> int:
+        return self.rows * self.cols
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return divmod(i, self.cols)
+
+    def index(self, value: Any, start: int = 0, stop: Any = None) -> int:
+        if (isinstance(value, (tuple, list)) and len(value) == 2
+                and all(type(v) is int for v in value)
+                and 0 <= value[0] < self.rows and 0 <= value[1] < self.cols):
+            i = value[0] * self.cols + value[1]
+            if start <= i and (stop is None or i < stop):
+                return i
+        raise ValueError(f"{value!r} is not a square of the {self.rows} x {self.cols} board")
+
+    def __contains__(self, value: object) -> bool:
+        try:
+            self.index(value)
+        except ValueError:
+            return False
+        return True
+
+
+def squares(params: Mapping[str, Any]) -> Squares:
+    """Every square of the trial's board, row by row: what ``start: all`` means.
+
+    Raises:
+        KeyError: no ``board`` in ``params``.
+    """
     board = params["board"]
     rows, cols = (board, board) if isinstance(board, int) else board
-    return [(r, c) for r in range(rows) for c in range(cols)]
+    return Squares(rows, cols)
 
 
 def plugin_refs(c: Mapping[str, Any]) -> dict[str, str]:

@@ -20,7 +20,8 @@ from experiments.queens import CONSTRUCTIONS, STRATEGIES, solve_queens
 
 from ...spec import Comparison, Oracle, ParamError, Params, ProblemSpec
 
-PositiveInt = Annotated[StrictInt, Field(ge=1)]
+#: n is an int32 column; the strategies' caps (max_size) are far smaller.
+PositiveInt = Annotated[StrictInt, Field(ge=1, le=(1 << 31) - 1)]
 
 #: Queens on a compiled 64-bit mask board.
 COMPILED_MAX_N = 64
