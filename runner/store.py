@@ -283,7 +283,7 @@ class ResultStore:
         loc = self.loc
         paths = list_parts(loc)
         ours = [p for p in paths if p.rsplit("/", 1)[0] == loc.base and
-                p.rsplit("/", 1)[1].startswith(PART_PREFIX)]
+                p.rsplit("/", 1)[1].startswith(PART_PREFIX) and p.endswith(PART_SUFFIX)]
         others = [p for p in paths if p not in ours]
         if others:
             check_identity(loc, [read_footer(loc, p) for p in others], self.identity)

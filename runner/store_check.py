@@ -29,6 +29,13 @@ def damaged(loc: Location, path: str, exc: BaseException) -> ResultsError:
     """The error for a part file that cannot be read: names it, says how to go on."""
     shown = loc.shown(path)
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    name = path.rsplit("/", 1)[-1]
+    if not name.endswith(".parquet"):
+        return ResultsError(
+            f"{shown}: not a part file, and not Parquet ({first}): pandas, pyarrow and "
+            "Polars given the folder read every file in it, and fail on this one\n"
+            f"  fix: move it out of the folder ({move_aside_hint(loc, shown)}); a results "
+            "folder holds part files only")
     return ResultsError(
         f"{shown}: damaged part file, it cannot be read as Parquet ({first})\n"
         f"  fix: move it out of the folder ({move_aside_hint(loc, shown)}), then run the "
