@@ -128,6 +128,33 @@ def test_report_replaces_a_regular_file_and_keeps_its_mode(results, tmp_path, ca
     assert leftovers(tmp_path) == [] and leftovers(new.parent) == []
 
 
+def test_report_onto_a_read_only_file_is_refused_and_it_is_unchanged(results, tmp_path,
+                                                                      capsys, monkeypatch):
+    """``>`` refuses a file without write permission; a rename would replace it anyway.
+    (The tests run as root, for whom every file is writable: access is answered as for a
+    user.)"""
+    old = tmp_path / "r.html"
+    old.write_text("kept")
+    old.chmod(0o444)
+    real_access = os.access
+    monkeypatch.setattr(outfile.os, "access", lambda p, mode: False if (
+        Path(p) == old and mode == os.W_OK) else real_access(p, mode))
+    code, text = report(results, old, capsys)
+    assert code == 2, text
+    assert f"{old}: cannot write the report there: the file is read-only for you (mode 0444)" \
+        in text and f"chmod u+w {old}" in text
+    assert old.read_text() == "kept" and leftovers(tmp_path) == []
+
+
+def test_report_onto_a_hard_link_replaces_that_name_only(results, tmp_path, capsys):
+    first = tmp_path / "first.html"
+    first.write_text("old")
+    other = tmp_path / "other.html"
+    os.link(first, other)
+    assert report(results, other, capsys)[0] == 0
+    assert other.read_text().startswith("<!DOCTYPE html>") and first.read_text() == "old"
+
+
 def test_report_onto_a_path_ending_in_a_slash_is_refused(results, tmp_path, capsys):
     code, text = report(results, f"{tmp_path}/new/", capsys)
     assert code == 2 and "the path ends in a slash, so it names a folder" in text
