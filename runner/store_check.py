@@ -12,6 +12,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from .errors import ResultsError
+from .schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from .store_read import Location, PartInfo
@@ -55,7 +56,8 @@ def check_identity(loc: Location, infos: list[PartInfo],
 
     Args:
         expected: the identity every part must have (a run's own); None: the
-            identity of most parts (ties: the newest part's).
+            identity of most parts (ties: this btlab's schema version, then the
+            newest part's).
 
     Raises:
         ResultsError: naming the files of another identity (up to 5) and how to
@@ -66,7 +68,9 @@ def check_identity(loc: Location, infos: list[PartInfo],
     if expected is None:
         counts = Counter(i.identity for i in infos)
         newest = max(infos, key=lambda i: i.meta.get("btlab.written_at", "")).identity
-        expected = max(counts, key=lambda ident: (counts[ident], ident == newest))
+        current = str(SCHEMA_VERSION)
+        expected = max(counts, key=lambda ident: (counts[ident], ident[0] == current,
+                                                  ident == newest))
     odd = [i for i in infos if i.identity != expected]
     if not odd:
         return

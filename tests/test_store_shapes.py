@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from runner.cli import main
@@ -93,3 +94,23 @@ def test_a_uri_that_cannot_be_opened_is_one_message(folder, tmp_path, capsys, ur
         assert err.startswith(f"btlab: {uri}: not a results location btlab can open"), err
         assert reason in err and "file:///abs/path/x" in err, err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_a_part_of_another_schema_version_is_the_one_named(folder, capsys):
+    """One part of each version: the odd one out is the part not in this btlab's version,
+    whichever was written last."""
+    _, out = folder
+    (first,) = part_files(out)
+    second = first.with_name(first.name.replace(".parquet", "z.parquet"))
+    second.write_bytes(first.read_bytes())
+    for victim in (first, second):
+        table = pq.read_table(victim)
+        old = table.schema.metadata
+        table = table.replace_schema_metadata({**old, b"btlab.schema_version": b"0"})
+        pq.write_table(table, victim)
+        capsys.readouterr()
+        assert run_main("show", out) == 2
+        err = capsys.readouterr().err
+        assert "which the folder holds" in err and "schema version 1), which" in err, err
+        assert f"    {victim}: config 's' (knights_tour, schema version 0)" in err, err
+        pq.write_table(table.replace_schema_metadata(old), victim)
