@@ -146,6 +146,19 @@ def test_report_onto_a_read_only_file_is_refused_and_it_is_unchanged(results, tm
     assert old.read_text() == "kept" and leftovers(tmp_path) == []
 
 
+def test_report_inside_the_results_folder_is_refused(results, tmp_path, capsys):
+    """Readers of the folder would read the report as rows (btlab refuses the folder then)."""
+    before = sorted(p.name for p in results.iterdir())
+    for target in (results / "report.html", results / "sub" / ".report.html"):
+        code, text = report(results, target, capsys)
+        assert code == 2, text
+        assert f"{target}: cannot write the report there: it is inside the results folder" \
+            in text and f"fix: give a path outside it, e.g. {results}.html" in text
+    assert sorted(p.name for p in results.iterdir()) == before
+    assert main(["report", f"file://{results}/", "-o", str(results / "r.html")]) == 2
+    assert report(results, tmp_path / "r.html", capsys)[0] == 0
+
+
 def test_report_onto_a_hard_link_replaces_that_name_only(results, tmp_path, capsys):
     first = tmp_path / "first.html"
     first.write_text("old")
