@@ -8,7 +8,9 @@ raises them for every reader and writer of btlab.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import ResultsError
@@ -81,3 +83,32 @@ def check_identity(loc: Location, infos: list[PartInfo],
         f"{_describe(expected)}, which the folder holds:\n{names}{more}\n"
         f"  fix: move such a file out of the folder (e.g. "
         f"{move_aside_hint(loc, odd[0].shown)}); a folder holds the rows of one config")
+
+
+def check_not_nested(folder: Path) -> None:
+    """Refuse a results folder inside another one (a folder above it holding part files).
+
+    Readers of the outer folder read its subfolders too (pandas, pyarrow, btlab):
+    the rows written here would be foreign rows there, and it would be refused.
+    A folder reached through a hidden (``.``/``_``) folder is not read, so allowed.
+
+    Raises:
+        ResultsError: naming the outer folder and where to write instead.
+    """
+    real = Path(os.path.realpath(folder))
+    for outer in real.parents:
+        below = real.relative_to(outer).parts
+        if any(p.startswith((".", "_")) for p in below):
+            return  # plain readers of ``outer`` skip what is below a hidden folder
+        try:
+            with os.scandir(outer) as entries:
+                part = next((e.name for e in entries if e.name.startswith("part-")
+                             and e.name.endswith(".parquet") and e.is_file()), None)
+        except OSError:
+            continue
+        if part is not None:
+            raise ResultsError(
+                f"{folder}: is inside the results folder {outer} (it holds {part}), whose "
+                "readers read every subfolder: these rows would be foreign rows there\n"
+                "  fix: write elsewhere with --out, e.g. "
+                f"{outer.parent / (outer.name + '-' + real.name)}")

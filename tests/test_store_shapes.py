@@ -114,3 +114,21 @@ def test_a_part_of_another_schema_version_is_the_one_named(folder, capsys):
         assert "which the folder holds" in err and "schema version 1), which" in err, err
         assert f"    {victim}: config 's' (knights_tour, schema version 0)" in err, err
         pq.write_table(table.replace_schema_metadata(old), victim)
+
+
+def test_a_run_into_a_folder_inside_a_results_folder_is_refused(folder, tmp_path, capsys):
+    """Readers of the outer folder would read the inner one's rows as foreign rows."""
+    cfg, out = folder
+    capsys.readouterr()
+    inner = out / "more" / "b"
+    assert run_main("run", cfg, "--out", inner, "--backend", "serial", "--quiet") == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"btlab: {inner}: is inside the results folder {out} (it holds "
+                          f"{part_files(out)[0].name})"), err
+    assert f"fix: write elsewhere with --out, e.g. {tmp_path / 'a-b'}" in err
+    assert sorted(p.name for p in out.iterdir()) == [part_files(out)[0].name]
+    assert run_main("show", out) == 0
+    # below a hidden folder, which plain readers skip, it is allowed
+    hidden = out / ".runs" / "b"
+    assert run_main("run", cfg, "--out", hidden, "--backend", "serial", "--quiet") == 0
+    assert len(pd.read_parquet(out)) == 3 and len(pd.read_parquet(hidden)) == 3
