@@ -3,8 +3,11 @@
 Every file btlab writes outside a results folder goes through
 :func:`atomic_write_bytes` (or :func:`atomic_write_text`):
 
-* Only a regular file is written: a new one, or an existing regular file,
-  which is replaced. A directory, a named pipe (FIFO), a character or block
+* Only a regular file is written: a new one, or an existing regular file
+  you may write (a read-only one is refused, as the shell's ``>`` does, though
+  a rename would replace it), which is replaced: a path that is one of several
+  hard links gets the new file, the other links keep the old content. A
+  directory, a named pipe (FIFO), a character or block
   device, a socket or a symbolic link at the path is refused with
   :class:`runner.errors.OutputPathError` (exit status 2) naming what is there
   and what to do, before anything is written. The check uses ``lstat``, so it
@@ -135,6 +138,12 @@ def atomic_write_bytes(path: str | Path, data: bytes, what: str = "the file",
         old_mode = None
     except OSError as exc:
         _raise(exc, path, what, "cannot read what is there")
+    if old_mode is not None and not os.access(path, os.W_OK):
+        # a rename needs only the folder writable: refuse what `>` would refuse
+        raise OutputPathError(f"{path}: cannot write {what} there: the file is read-only "
+                              f"for you (mode {old_mode:04o}); nothing was written\n"
+                              f"  fix: make it writable (chmod u+w {path}), or give another "
+                              "path")
     tmp = folder / f".{path.name}.{secrets.token_hex(4)}.tmp"
     fd = -1
     try:

@@ -35,6 +35,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import analysis, plots, plugins
+from .errors import BtlabError
 from .html import escape as _e
 from .html import figure, figures, skipped
 from .html import table as _table
@@ -92,8 +93,38 @@ def write_report(results: str | Path, out: str | Path = "report.html",
         WriteError: the disk is full or an I/O error while writing (exit 3).
     """
     check_target(out, "the report", STDOUT_HINT)
+    _outside_results(results, out)
     text = render_report(results, all_rows=all_rows)
     return atomic_write_text(out, text, "the report", STDOUT_HINT)
+
+
+def _outside_results(results: str | Path, out: str | Path) -> None:
+    """Refuse a report path inside the (local) results folder it reports on.
+
+    Every Parquet reader given the folder reads every file in it (btlab, too,
+    then refuses the folder): the report would break the folder it describes.
+
+    Raises:
+        OutputPathError: ``out`` is inside ``results`` (exit 2).
+    """
+    import os
+
+    from .errors import OutputPathError
+    from .store_read import locate
+
+    try:
+        folder = locate(results).local
+    except BtlabError:
+        return  # render_report names what is wrong with ``results``
+    if folder is None or not folder.is_dir():
+        return
+    real = Path(os.path.realpath(folder))
+    if Path(os.path.realpath(out)).is_relative_to(real):
+        raise OutputPathError(
+            f"{out}: cannot write the report there: it is inside the results folder "
+            f"{results}, whose every file Parquet readers (pandas, Polars, btlab) read as "
+            f"rows; nothing was written\n  fix: give a path outside it, e.g. "
+            f"{str(real).rstrip('/')}.html")
 
 
 #: The fix a report path that is a device or a pipe is given.

@@ -38,6 +38,7 @@ import pyarrow as pa
 from .config import SweepConfig
 from .errors import ResultsError, StoreWriteError
 from .schema import SCHEMA_VERSION, btlab_version, row_schema, software_provenance
+from .store_check import check_not_nested
 from .store_io import (
     TEST_FAULT_ENV,
     check_writable,
@@ -142,6 +143,7 @@ class ResultStore:
         self._meta = meta
         self.schema = row_schema(config.problem).with_metadata(meta)
         if self.folder is not None:
+            check_not_nested(self.folder)
             check_writable(self.folder)
         if not fresh:
             self._check_contents()
@@ -283,7 +285,7 @@ class ResultStore:
         loc = self.loc
         paths = list_parts(loc)
         ours = [p for p in paths if p.rsplit("/", 1)[0] == loc.base and
-                p.rsplit("/", 1)[1].startswith(PART_PREFIX)]
+                p.rsplit("/", 1)[1].startswith(PART_PREFIX) and p.endswith(PART_SUFFIX)]
         others = [p for p in paths if p not in ours]
         if others:
             check_identity(loc, [read_footer(loc, p) for p in others], self.identity)

@@ -8,10 +8,13 @@ raises them for every reader and writer of btlab.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import ResultsError
+from .schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from .store_read import Location, PartInfo
@@ -29,6 +32,13 @@ def damaged(loc: Location, path: str, exc: BaseException) -> ResultsError:
     """The error for a part file that cannot be read: names it, says how to go on."""
     shown = loc.shown(path)
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    name = path.rsplit("/", 1)[-1]
+    if not name.endswith(".parquet"):
+        return ResultsError(
+            f"{shown}: not a part file, and not Parquet ({first}): pandas, pyarrow and "
+            "Polars given the folder read every file in it, and fail on this one\n"
+            f"  fix: move it out of the folder ({move_aside_hint(loc, shown)}); a results "
+            "folder holds part files only")
     return ResultsError(
         f"{shown}: damaged part file, it cannot be read as Parquet ({first})\n"
         f"  fix: move it out of the folder ({move_aside_hint(loc, shown)}), then run the "
@@ -48,7 +58,8 @@ def check_identity(loc: Location, infos: list[PartInfo],
 
     Args:
         expected: the identity every part must have (a run's own); None: the
-            identity of most parts (ties: the newest part's).
+            identity of most parts (ties: this btlab's schema version, then the
+            newest part's).
 
     Raises:
         ResultsError: naming the files of another identity (up to 5) and how to
@@ -59,7 +70,9 @@ def check_identity(loc: Location, infos: list[PartInfo],
     if expected is None:
         counts = Counter(i.identity for i in infos)
         newest = max(infos, key=lambda i: i.meta.get("btlab.written_at", "")).identity
-        expected = max(counts, key=lambda ident: (counts[ident], ident == newest))
+        current = str(SCHEMA_VERSION)
+        expected = max(counts, key=lambda ident: (counts[ident], ident[0] == current,
+                                                  ident == newest))
     odd = [i for i in infos if i.identity != expected]
     if not odd:
         return
@@ -70,3 +83,32 @@ def check_identity(loc: Location, infos: list[PartInfo],
         f"{_describe(expected)}, which the folder holds:\n{names}{more}\n"
         f"  fix: move such a file out of the folder (e.g. "
         f"{move_aside_hint(loc, odd[0].shown)}); a folder holds the rows of one config")
+
+
+def check_not_nested(folder: Path) -> None:
+    """Refuse a results folder inside another one (a folder above it holding part files).
+
+    Readers of the outer folder read its subfolders too (pandas, pyarrow, btlab):
+    the rows written here would be foreign rows there, and it would be refused.
+    A folder reached through a hidden (``.``/``_``) folder is not read, so allowed.
+
+    Raises:
+        ResultsError: naming the outer folder and where to write instead.
+    """
+    real = Path(os.path.realpath(folder))
+    for outer in real.parents:
+        below = real.relative_to(outer).parts
+        if any(p.startswith((".", "_")) for p in below):
+            return  # plain readers of ``outer`` skip what is below a hidden folder
+        try:
+            with os.scandir(outer) as entries:
+                part = next((e.name for e in entries if e.name.startswith("part-")
+                             and e.name.endswith(".parquet") and e.is_file()), None)
+        except OSError:
+            continue
+        if part is not None:
+            raise ResultsError(
+                f"{folder}: is inside the results folder {outer} (it holds {part}), whose "
+                "readers read every subfolder: these rows would be foreign rows there\n"
+                "  fix: write elsewhere with --out, e.g. "
+                f"{outer.parent / (outer.name + '-' + real.name)}")

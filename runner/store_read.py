@@ -101,9 +101,22 @@ class Location:
 
 
 def locate(where: str | Path) -> Location:
-    """The :class:`Location` of a results folder (path) or URI."""
+    """The :class:`Location` of a results folder (path) or URI.
+
+    Raises:
+        ResultsError: a URI that :mod:`pyarrow.fs` cannot open (an unknown scheme,
+            ``file://`` with a relative path, a filesystem library missing).
+    """
     if is_uri(where):
-        fs, base = remote_fs(str(where))
+        try:
+            fs, base = remote_fs(str(where))
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise ResultsError(
+                f"{where}: not a results location btlab can open ({first})\n"
+                "  fix: give a folder as a path (results/x, /abs/path/x), a local one as "
+                "file:///abs/path/x (three slashes, an absolute path), or an object store "
+                "as s3://bucket/prefix") from None
         base = base.rstrip("/")
         local = Path(base) if isinstance(fs, pafs.LocalFileSystem) else None
         return Location(str(where), fs, base, local)
@@ -117,10 +130,13 @@ def _visible(name: str) -> bool:
 
 
 def list_parts(loc: Location) -> list[str]:
-    """The ``fs`` paths of the Parquet files a plain reader would read, in name order.
+    """The ``fs`` paths of the files a plain reader would read, in name order.
 
-    Every visible ``*.parquet`` file, in subfolders too (pandas and pyarrow read
-    those): btlab's parts and anything else placed there.
+    Every visible file, in subfolders too: pandas and pyarrow given the folder
+    read every file whose name and folders do not start with ``.`` or ``_``,
+    whatever its extension (and Polars refuses a folder of mixed extensions).
+    So btlab's parts, and anything else placed there (another Parquet file, a
+    ``notes.txt``), which the checks then refuse by name.
     """
     found: list[str] = []
     if loc.local is not None:
@@ -129,15 +145,18 @@ def list_parts(loc: Location) -> list[str]:
             return []
         for root, dirs, files in os.walk(top):
             dirs[:] = sorted(d for d in dirs if _visible(d))
-            found += [os.path.join(root, f) for f in files
-                      if _visible(f) and f.endswith(PART_SUFFIX)]
+            found += [os.path.join(root, f) for f in files if _visible(f)]
     else:
-        infos = loc.fs.get_file_info(pafs.FileSelector(loc.base, allow_not_found=True,
-                                                        recursive=True))
+        try:
+            infos = loc.fs.get_file_info(pafs.FileSelector(loc.base, allow_not_found=True,
+                                                            recursive=True))
+        except (pa.ArrowException, OSError) as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise ResultsError(f"{loc.text}: cannot be listed ({first})\n"
+                               "  fix: check the URI, the network and the credentials") from None
         for info in infos:
             rel = info.path[len(loc.base) + 1:]
-            if (info.type == pafs.FileType.File and rel.endswith(PART_SUFFIX)
-                    and all(_visible(p) for p in rel.split("/"))):
+            if info.type == pafs.FileType.File and all(_visible(p) for p in rel.split("/")):
                 found.append(info.path)
     return sorted(found, key=lambda p: (p.count("/"), p))
 

@@ -128,6 +128,46 @@ def test_report_replaces_a_regular_file_and_keeps_its_mode(results, tmp_path, ca
     assert leftovers(tmp_path) == [] and leftovers(new.parent) == []
 
 
+def test_report_onto_a_read_only_file_is_refused_and_it_is_unchanged(results, tmp_path,
+                                                                      capsys, monkeypatch):
+    """``>`` refuses a file without write permission; a rename would replace it anyway.
+    (The tests run as root, for whom every file is writable: access is answered as for a
+    user.)"""
+    old = tmp_path / "r.html"
+    old.write_text("kept")
+    old.chmod(0o444)
+    real_access = os.access
+    monkeypatch.setattr(outfile.os, "access", lambda p, mode: False if (
+        Path(p) == old and mode == os.W_OK) else real_access(p, mode))
+    code, text = report(results, old, capsys)
+    assert code == 2, text
+    assert f"{old}: cannot write the report there: the file is read-only for you (mode 0444)" \
+        in text and f"chmod u+w {old}" in text
+    assert old.read_text() == "kept" and leftovers(tmp_path) == []
+
+
+def test_report_inside_the_results_folder_is_refused(results, tmp_path, capsys):
+    """Readers of the folder would read the report as rows (btlab refuses the folder then)."""
+    before = sorted(p.name for p in results.iterdir())
+    for target in (results / "report.html", results / "sub" / ".report.html"):
+        code, text = report(results, target, capsys)
+        assert code == 2, text
+        assert f"{target}: cannot write the report there: it is inside the results folder" \
+            in text and f"fix: give a path outside it, e.g. {results}.html" in text
+    assert sorted(p.name for p in results.iterdir()) == before
+    assert main(["report", f"file://{results}/", "-o", str(results / "r.html")]) == 2
+    assert report(results, tmp_path / "r.html", capsys)[0] == 0
+
+
+def test_report_onto_a_hard_link_replaces_that_name_only(results, tmp_path, capsys):
+    first = tmp_path / "first.html"
+    first.write_text("old")
+    other = tmp_path / "other.html"
+    os.link(first, other)
+    assert report(results, other, capsys)[0] == 0
+    assert other.read_text().startswith("<!DOCTYPE html>") and first.read_text() == "old"
+
+
 def test_report_onto_a_path_ending_in_a_slash_is_refused(results, tmp_path, capsys):
     code, text = report(results, f"{tmp_path}/new/", capsys)
     assert code == 2 and "the path ends in a slash, so it names a folder" in text

@@ -236,15 +236,15 @@ def tmpfs(tmp_path):
 
 
 def _fill(disk: Path, leave: int = 0) -> None:
-    with open(disk / "fill", "wb", buffering=0) as fh:
+    with open(disk / ".fill", "wb", buffering=0) as fh:
         try:
             while True:
                 fh.write(b"\0" * 4096)
         except OSError:
             pass
     if leave:
-        with open(disk / "fill", "r+b") as fh:
-            fh.truncate(max(0, os.path.getsize(disk / "fill") - leave))
+        with open(disk / ".fill", "r+b") as fh:
+            fh.truncate(max(0, os.path.getsize(disk / ".fill") - leave))
 
 
 def test_a_real_disk_already_full(tmpfs, tmp_path, capsys):
@@ -255,7 +255,7 @@ def test_a_real_disk_already_full(tmpfs, tmp_path, capsys):
         assert run_serial(cfg, out) == 3
         err = capsys.readouterr().err
         assert err.startswith("btlab: no space left on device") and "Traceback" not in err
-        assert os.listdir(tmpfs) == ["fill"]
+        assert os.listdir(tmpfs) == [".fill"]  # hidden: readers of the mount point skip it
         assert not work_dir(out).exists()
 
 
@@ -269,9 +269,9 @@ def test_a_real_disk_filling_up_mid_run(tmpfs, tmp_path, capsys, small_parts):
     assert f"no space left on device writing {out}/part-" in err and "Traceback" not in err
     written = len(pd.read_parquet(out))
     assert 0 < written < 24 and f"the {written} row(s) this run wrote before" in err
-    assert sorted(os.listdir(tmpfs)) == ["fill", "res"]
+    assert sorted(os.listdir(tmpfs)) == [".fill", "res"]
     assert all(p.name.startswith("part-") for p in out.iterdir())
-    (tmpfs / "fill").unlink()
+    (tmpfs / ".fill").unlink()
     assert run_serial(cfg, out) == 0
     assert f"{written} already in {out}" in capsys.readouterr().out
     assert len(pd.read_parquet(out)) == 24
