@@ -115,12 +115,14 @@ def cmd_run(args, console: Console) -> int:
     # the headline's columns only: the tours and the provenance stay on disk
     columns = ["trial_id", "problem", *config.problem.columns.names, "budget_nodes",
                "budget_seconds", "seed", "repeat", *METRIC_COLUMNS, "error"]
+    kept_errors = 0  # error rows of this config's trials on disk (kept: --no-retry-errors)
     if store.has_parts():
         # part by part, one row per trial key: the driver's memory stays flat with the trials
         found = headline_rows(store.loc, columns, wanted,
                               [*config.problem.columns.names, *TRIAL_COLUMNS])
         print_headline(found.frame, console, errors=(found.errors, found.first_error))
         stale = found.stale
+        kept_errors = found.errors
         if stale:
             console.print(f"{stale:,} older row(s) in this folder are from trials no longer in "
                           "the config last run: kept on disk, left out of these tables "
@@ -133,6 +135,12 @@ def cmd_run(args, console: Console) -> int:
     if failed:
         console.print(f"[red]{failed} trial(s) ended with status error[/red] "
                       "(the message is in the error column)")
+        return 1
+    if kept_errors:
+        # nothing failed in this run, but the folder holds error rows of the config's
+        # trials (kept by --no-retry-errors): the same exit status `btlab show` gives
+        console.print(f"[red]{kept_errors} trial(s) of this config have status error[/red] "
+                      "(kept by --no-retry-errors; a rerun without it runs them again)")
         return 1
     return 0
 

@@ -170,3 +170,24 @@ def test_plots_draw_values_literally(queens_folder):
         texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
         texts.append(fig.axes[0].get_title())
         assert any(r"\$\frac\$" in t for t in texts), texts
+
+
+def test_run_prints_a_folder_name_with_markup_literally(tmp_path, capsys, monkeypatch):
+    """``btlab run --out 'res/x[/bold]y'`` names its folder as given, failures and all."""
+    (tmp_path / "loud_rules.py").write_text(LOUD)
+    (tmp_path / "loud.yaml").write_text(textwrap.dedent("""\
+        name: loud
+        problem: knights_tour
+        fixed: {board: [5, 5]}
+        matrix:
+          heuristic: [warnsdorff, "loud_rules:loud"]
+    """))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = "res/x[/bold]y[dim]z"
+    assert main(["run", "loud.yaml", "--backend", "serial", "--out", out]) == 1
+    text = flat(capsys.readouterr().out)
+    assert f"2 trials, 0 already in {out}, 2 to run" in text
+    assert f"rows written to {out}" in text
+    assert "[/bold] bad [red]x[/red] rule" in text  # the failure line, as stored
+    assert (tmp_path / out).is_dir()

@@ -411,8 +411,10 @@ def test_a_rerun_retries_error_rows_and_the_new_row_replaces_them(tmp_path, caps
     monkeypatch.delenv("BTLAB_TEST_FAULT")
     # asked not to, a rerun keeps the error row and runs nothing
     capsys.readouterr()
-    assert run_serial(cfg, out, "--no-retry-errors") == 0  # this run had no failure
-    assert "12 already in" in capsys.readouterr().out
+    # exit 1 as `btlab show` gives: the folder holds an error row of this config's trials
+    assert run_serial(cfg, out, "--no-retry-errors") == 1
+    text = capsys.readouterr().out
+    assert "12 already in" in text and "1 trial(s) of this config have status error" in text
     assert (pd.read_parquet(out)["status"] == "error").sum() == 1
     # by default it retries: one row per trial for every reader, none an error
     assert run_serial(cfg, out) == 0
