@@ -11,9 +11,12 @@ So that none of these is stored as the trial's error:
   that count the signal (:func:`signals_seen`) before raising
   ``KeyboardInterrupt``;
 * :func:`runner.execute.run_trial` compares the count before and after the
-  trial and looks for a ``KeyboardInterrupt`` in the exception's chain
-  (:func:`is_interrupt`); either way it raises ``KeyboardInterrupt`` and the
-  trial gives no row. The run then writes the rows it has and exits 130.
+  trial and, where no handler of ours counts (a Ray worker), looks for a
+  ``KeyboardInterrupt`` in the exception's chain (:func:`is_interrupt`);
+  either way it raises ``KeyboardInterrupt`` and the trial gives no row. The
+  run then writes the rows it has and exits 130. Where the handlers count
+  (the serial backend), a ``KeyboardInterrupt`` that no signal preceded is
+  one the trial's code raised itself: the trial's error, and the run goes on.
 
 In a Ray worker no handler of ours is installed (Ray's own handle SIGTERM and
 task cancellation); :func:`is_interrupt` alone applies there, and the
@@ -60,6 +63,16 @@ def catching_signals() -> Iterator[None]:
     finally:
         for s, old in previous.items():
             signal.signal(s, old)
+
+
+def counting_signals() -> bool:
+    """True while :func:`catching_signals` has its handlers installed in this process.
+
+    Then every SIGINT / SIGTERM is counted, so a ``KeyboardInterrupt`` that no
+    counted signal preceded was raised by the trial's own code (a plug-in that
+    raises it, a ``__str__`` that does): that is the trial's error, not a stop.
+    """
+    return all(signal.getsignal(s) is _handler for s in STOP_SIGNALS)
 
 
 def is_interrupt(exc: BaseException) -> bool:

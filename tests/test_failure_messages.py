@@ -1,0 +1,211 @@
+"""Failing trials whose failure is itself hostile: a plug-in that raises KeyboardInterrupt
+or calls ``os._exit``, an exception whose ``str()`` raises, a 10 MB message, control
+characters in a message, a sweep whose every trial fails.
+
+Each is contained: the trial gets an error row with a readable message, the run goes on,
+what is printed stays short and safe for a terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+import pandas as pd
+import pytest
+from test_faults import btlab, write
+
+from runner.execute import MESSAGE_CHARS, ProcessExitCalled, error_message, run_trial
+from runner.failures import LINE_CHARS, LISTED, LIVE, FailureLog, first_line
+from runner.interrupts import catching_signals, counting_signals
+from runner.trial import Trial
+
+
+def _trial(n: int = 6) -> Trial:
+    from runner.config import parse_config
+    from runner.sweep import expand
+
+    text = f"name: t\nproblem: n_queens\nfixed: {{n: {n}, mode: count}}\n"
+    return expand(parse_config(text, "<t>"))[0]
+
+
+def _solve(action):
+    def solve(columns, max_nodes, max_seconds, seed):
+        return action()
+    return solve
+
+
+class _StrRaises(Exception):
+    def __str__(self):
+        raise ValueError("no")
+
+
+class _StrInterrupts(Exception):
+    def __str__(self):
+        raise KeyboardInterrupt
+
+
+def _raise(exc):
+    def action():
+        raise exc
+    return action
+
+
+# --------------------------------------------------------------------------- in process
+
+
+def test_a_keyboard_interrupt_the_trial_raises_itself_is_its_error_in_the_serial_run():
+    with catching_signals():
+        assert counting_signals()
+        row = run_trial(_trial(), solve=_solve(_raise(KeyboardInterrupt())))
+    assert row["status"] == "error"
+    assert row["error"].startswith("KeyboardInterrupt")
+    assert not counting_signals()
+
+
+def test_without_the_run_s_handlers_a_keyboard_interrupt_still_stops():
+    # a Ray worker: no handler of ours counts signals, so any interrupt is taken as one
+    with pytest.raises(KeyboardInterrupt):
+        run_trial(_trial(), solve=_solve(_raise(KeyboardInterrupt())))
+
+
+def test_a_real_signal_swallowed_by_the_trial_still_stops_the_run():
+    def action():
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+        except KeyboardInterrupt:
+            pass
+        raise RuntimeError("went on")
+    with catching_signals(), pytest.raises(KeyboardInterrupt):
+        run_trial(_trial(), solve=_solve(action))
+
+
+def test_a_signal_while_the_message_is_made_still_stops_the_run():
+    class Slow(Exception):
+        def __str__(self):
+            os.kill(os.getpid(), signal.SIGINT)  # the handler raises KeyboardInterrupt here
+            return "unreached"
+    with catching_signals(), pytest.raises(KeyboardInterrupt):
+        run_trial(_trial(), solve=_solve(_raise(Slow())))
+
+
+@pytest.mark.parametrize("exc, expected", [
+    (_StrRaises("x"), "_StrRaises: (its message could not be made: str() raised ValueError)"),
+    (_StrInterrupts("x"),
+     "_StrInterrupts: (its message could not be made: str() raised KeyboardInterrupt)"),
+])
+def test_an_exception_whose_str_raises_gives_an_error_row(exc, expected):
+    with catching_signals():
+        row = run_trial(_trial(), solve=_solve(_raise(exc)))
+    assert row["status"] == "error"
+    assert row["error"].splitlines()[0] == expected
+
+
+def test_a_huge_message_is_cut_and_says_so():
+    message = error_message(RuntimeError("A" * 10_000_000))
+    lines = message.splitlines()
+    assert lines[0] == "RuntimeError: " + "A" * MESSAGE_CHARS
+    assert lines[1] == "... (message cut: 10,000,000 characters in all)"
+    assert lines[2] == "Traceback (most recent call last):"
+    assert len(message) < MESSAGE_CHARS + 1000
+
+
+def test_os_exit_in_a_serial_trial_is_its_error_and_the_process_lives():
+    row = run_trial(_trial(), solve=_solve(lambda: os._exit(0)))
+    assert row["status"] == "error"
+    assert row["error"].startswith(
+        "ProcessExitCalled: the trial called os._exit(0); a trial cannot end the run")
+    assert os._exit is not None and os._exit.__name__ == "_exit"  # the real one is back
+
+
+def test_os_exit_in_a_child_the_trial_forks_still_ends_the_child():
+    def action():
+        pid = os.fork()
+        if pid == 0:
+            os._exit(7)
+        _, status = os.waitpid(pid, 0)
+        raise RuntimeError(f"child exit {os.waitstatus_to_exitcode(status)}")
+    row = run_trial(_trial(), solve=_solve(action))
+    assert row["error"].startswith("RuntimeError: child exit 7")
+
+
+def test_process_exit_called_is_not_an_exception_a_solver_swallows():
+    assert not issubclass(ProcessExitCalled, Exception)
+
+
+@pytest.mark.parametrize("error, line", [
+    ("RuntimeError: \x00", "RuntimeError: \\x00"),
+    ("\n\nRuntimeError: [/bold] \x1b[2J\r", "RuntimeError: [/bold] \\x1b[2J"),
+    ("", "-"),
+    (None, "-"),
+])
+def test_first_line_is_safe_to_print(error, line):
+    assert first_line(error) == line
+
+
+def test_first_line_is_cut():
+    line = first_line("E: " + "A" * 5000)
+    assert line == "E: " + "A" * (LINE_CHARS - 3) + "... (5,003 characters)"
+
+
+def test_a_sweep_whose_every_trial_fails_prints_a_bounded_number_of_lines():
+    lines: list[str] = []
+    log = FailureLog(["n"], lines.append)
+    for i in range(1000):
+        log.seen({"trial_id": f"{i:016x}", "n": i, "status": "error", "error": "E: x"})
+    assert log.count == 1000
+    assert len(lines) == LIVE + 1
+    assert lines[LIVE].startswith(f"failed: {LIVE} trials so far; further failures are counted")
+    summary = log.summary("results/x")
+    assert len(summary) == LISTED + 3
+    assert summary[-2] == f"  ... and {1000 - LISTED:,} more"
+
+
+# --------------------------------------------------------------------------- the CLI
+
+
+PLUGIN = '''
+import os, sys
+class Hostile(Exception):
+    def __str__(self):
+        raise ValueError("no")
+def hard_exit(board, square, candidates):
+    os._exit(0)
+def interrupt(board, square, candidates):
+    raise KeyboardInterrupt
+def bad_str(board, square, candidates):
+    raise Hostile()
+def control(board, square, candidates):
+    raise RuntimeError("\\x1b[2J" + "B" * 2_000_000)
+'''
+
+
+@pytest.mark.parametrize("rule, first", [
+    ("hard_exit", "ProcessExitCalled: the trial called os._exit(0); a trial cannot end the run"),
+    ("interrupt", "KeyboardInterrupt: "),
+    ("bad_str", "Hostile: (its message could not be made: str() raised ValueError)"),
+    ("control", "RuntimeError: \x1b[2JBBB"),
+])
+def test_hostile_plug_ins_give_error_rows_in_a_serial_run(tmp_path, rule, first):
+    write(tmp_path / "hostile.py", PLUGIN)
+    cfg = write(tmp_path / "c.yaml", f"""
+name: hostile
+problem: knights_tour
+fixed: {{board: [5, 5], strategy: recursive, mode: first, heuristic: "hostile:{rule}"}}
+matrix: {{start: [[0, 0], [1, 1]]}}
+budget: {{nodes: 1000, seconds: 10}}
+""")
+    out = tmp_path / "out"
+    run = btlab("run", cfg, "--backend", "serial", "--out", out, cwd=tmp_path,
+                env={"PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])})
+    assert run.returncode == 1, run.stderr
+    df = pd.read_parquet(out)
+    assert len(df) == 2
+    assert (df["status"] == "error").all()
+    assert all(e.startswith(first) for e in df["error"]), df["error"].str[:80].tolist()
+    assert all(len(e) <= MESSAGE_CHARS + 2000 for e in df["error"])
+    assert run.stdout.count("failed: trial") == 2
+    assert "\x1b" not in run.stdout
+    assert len(run.stdout) < 20_000
+    assert "Traceback" not in run.stderr
