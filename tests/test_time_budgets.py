@@ -167,3 +167,41 @@ def test_fast_tour_checker_agrees_with_the_exact_one():
     for args in ((80, 80, (0, 0), swapped), (80, 80, (0, 1), tour), (80, 80, (0, 0), floats),
                  (80, 80, (0, 0), tour[:-1]), (80, 80, (0, 0), tour, True)):
         _same_outcome(check_tour_fast, check_tour, *args)
+
+
+# ------------------------------------------------ a budget smaller than the setup
+
+
+@pytest.mark.parametrize("problem, strategy, engine, fixed", [
+    ("n_queens", "construction", "python", "{n: 10000000}"),
+    ("n_queens", "construction", "python", "{n: 9765625, method: product}"),
+    ("knights_tour", "recursive", "python",
+     "{board: [500, 500], start: [0, 0], heuristic: warnsdorff}"),
+    ("knights_tour", "iterative", "python",
+     "{board: [2000, 2000], start: [0, 0], heuristic: warnsdorff}"),
+    ("knights_tour", "iterative", "python", "{board: [1, 4000000], start: [0, 0]}"),
+    ("knights_tour", "iterative", "compiled",
+     "{board: [2000, 2000], start: [0, 0], heuristic: warnsdorff}"),
+])
+def test_a_one_millisecond_budget_holds_on_the_biggest_boards(problem, strategy, engine, fixed):
+    # the setup (a board's tables, building ten million queens) takes up to a second
+    # in one piece: it is read against the clock too, so 1 ms stops it in well under 0.5 s
+    row, elapsed = timed_trial(problem, strategy, engine, fixed, 0.001)
+    check(row, elapsed, 0.001, True)
+    assert row["status"] == "time_limit"
+    assert row["solutions"] == 0 and row["solution"] is None
+
+
+def test_the_compiled_geometry_filled_in_blocks_is_the_reference_board():
+    from experiments.compiled import knights_kernel
+    from experiments.knights_geometry import DEFAULT_MOVE_ORDER, KnightBoard
+
+    rows, cols = 301, 250  # above the per-process cache; blocks of 262 rows
+    nbr, count, dist2, maxd2 = knights_kernel.geometry(rows, cols, DEFAULT_MOVE_ORDER)
+    board = KnightBoard(rows, cols)
+    assert board.build_tables(lambda: False)
+    assert [tuple(nbr[sq, :count[sq]].tolist()) for sq in range(rows * cols)] == list(
+        board.neighbours)
+    assert dist2.tolist() == list(board.centre_distance2)
+    assert maxd2 == max(board.centre_distance2)
+    assert knights_kernel.geometry(rows, cols, DEFAULT_MOVE_ORDER, lambda: True) is None
