@@ -122,6 +122,24 @@ class Budget:
 
     #: placements between two reads of the clock (a power of two).
     CLOCK_EVERY = 1024
+    #: candidates looked at between two reads of the clock, at most (see :meth:`clock_mask`).
+    CLOCK_WORK = 16_384
+
+    @classmethod
+    def clock_mask(cls, work_per_node: int = 1) -> int:
+        """The mask ``m`` of a search that reads the clock when ``nodes & m == 0``.
+
+        Every :attr:`CLOCK_EVERY` placements, or fewer when each placement looks
+        at many candidates (``work_per_node``: n for an n-queens row, so that
+        16 rows of 10,000 columns do not pass unclocked), keeping about
+        :attr:`CLOCK_WORK` candidates between two reads; 0 (every placement)
+        for a placement of unknown cost, such as one that calls a plug-in
+        (``work_per_node`` = :attr:`CLOCK_WORK`). A power of two minus one.
+        """
+        every = cls.CLOCK_EVERY
+        while every > 1 and every * work_per_node > cls.CLOCK_WORK:
+            every >>= 1
+        return every - 1
 
     __slots__ = ("max_nodes", "max_seconds", "deadline_ns", "node_cap")
 

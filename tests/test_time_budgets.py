@@ -205,3 +205,37 @@ def test_the_compiled_geometry_filled_in_blocks_is_the_reference_board():
     assert dist2.tolist() == list(board.centre_distance2)
     assert maxd2 == max(board.centre_distance2)
     assert knights_kernel.geometry(rows, cols, DEFAULT_MOVE_ORDER, lambda: True) is None
+
+
+# ------------------------------------------------ placements that cost much
+
+
+def test_the_clock_is_read_more_often_when_a_placement_looks_at_many_candidates():
+    from experiments.core import Budget
+
+    assert Budget.clock_mask() == Budget.clock_mask(8) == 1023
+    assert Budget.clock_mask(16) == 1023
+    assert Budget.clock_mask(100) == 127
+    assert Budget.clock_mask(10_000) == 0
+    assert Budget.clock_mask(Budget.CLOCK_WORK) == 0
+
+
+@pytest.mark.parametrize("strategy", ["recursive", "iterative"])
+def test_a_time_budget_holds_for_a_slow_plug_in_heuristic(tmp_path, monkeypatch, strategy):
+    # 5 ms a call: 1,024 placements between two readings of the clock would be 5 s
+    (tmp_path / "slow_rule.py").write_text(
+        "import time\n\n\ndef slow(board, square, candidates):\n"
+        "    time.sleep(0.005)\n    return list(candidates)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    fixed = '{board: [8, 8], start: [0, 1], mode: count, heuristic: "slow_rule:slow"}'
+    row, elapsed = timed_trial("knights_tour", strategy, "python", fixed, 0.5)
+    check(row, elapsed, 0.5, False)
+    assert row["status"] == "time_limit"
+    assert 20 <= row["nodes"] <= 120  # about 100 placements of 5 ms in 0.5 s
+
+
+@pytest.mark.parametrize("strategy", ["recursive", "iterative"])
+def test_a_time_budget_holds_on_ten_thousand_queens(strategy):
+    # a row of 10,000 columns: 1,024 placements between two readings took over a second
+    row, elapsed = timed_trial("n_queens", strategy, "python", "{n: 10000, mode: first}", 0.5)
+    check(row, elapsed, 0.5, True)
