@@ -30,8 +30,10 @@ import signal
 import threading
 from typing import Iterator
 
-#: The signals a run treats as "stop now, keep the finished rows".
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: The signals a run treats as "stop now, keep the finished rows": Ctrl-C, ``kill``, and
+#: the hangup of a closed terminal or a dropped ssh session (unless ignored, as under
+#: ``nohup``: then it stays ignored).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 _seen = 0
 
@@ -49,15 +51,17 @@ def _handler(signum, frame) -> None:
 
 @contextlib.contextmanager
 def catching_signals() -> Iterator[None]:
-    """Within the block, SIGINT and SIGTERM are counted, then raise ``KeyboardInterrupt``.
+    """Within the block, SIGINT, SIGTERM and SIGHUP are counted, then raise ``KeyboardInterrupt``.
 
     Outside the main thread (where Python cannot install handlers) nothing is
-    installed. The previous handlers come back when the block ends.
+    installed; a signal the process ignores (SIGHUP under ``nohup``) stays ignored.
+    The previous handlers come back when the block ends.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {s: signal.signal(s, _handler) for s in STOP_SIGNALS}
+    previous = {s: signal.signal(s, _handler) for s in STOP_SIGNALS
+                if signal.getsignal(s) is not signal.SIG_IGN}
     try:
         yield
     finally:
@@ -72,7 +76,7 @@ def counting_signals() -> bool:
     counted signal preceded was raised by the trial's own code (a plug-in that
     raises it, a ``__str__`` that does): that is the trial's error, not a stop.
     """
-    return all(signal.getsignal(s) is _handler for s in STOP_SIGNALS)
+    return all(signal.getsignal(s) is _handler for s in (signal.SIGINT, signal.SIGTERM))
 
 
 def is_interrupt(exc: BaseException) -> bool:

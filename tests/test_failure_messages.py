@@ -209,3 +209,54 @@ budget: {{nodes: 1000, seconds: 10}}
     assert "\x1b" not in run.stdout
     assert len(run.stdout) < 20_000
     assert "Traceback" not in run.stderr
+
+
+# --------------------------------------------------------------------------- SIGHUP
+
+
+def test_a_hangup_stops_the_run_as_ctrl_c_does():
+    from runner.interrupts import signals_seen
+
+    before = signals_seen()
+    with catching_signals(), pytest.raises(KeyboardInterrupt, match="SIGHUP"):
+        os.kill(os.getpid(), signal.SIGHUP)
+        signal.sigtimedwait([], 0.1)  # let the handler run
+    assert signals_seen() == before + 1
+
+
+def test_a_hangup_ignored_under_nohup_stays_ignored():
+    old = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with catching_signals():
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            assert counting_signals()
+            os.kill(os.getpid(), signal.SIGHUP)  # nothing happens
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, old)
+
+
+def test_a_hangup_during_a_serial_run_keeps_the_finished_rows(tmp_path):
+    import time
+
+    from test_faults import Btlab
+
+    cfg = write(tmp_path / "c.yaml", """
+name: hup
+problem: n_queens
+fixed: {strategy: recursive, mode: count}
+matrix: {n: [8, 9, 10, 11]}
+repeats: 100
+""")
+    out = tmp_path / "out"
+    run = Btlab("run", cfg, "--backend", "serial", "--out", out)
+    deadline = time.monotonic() + 60
+    while not out.exists() and time.monotonic() < deadline:  # the first part is written
+        time.sleep(0.1)
+    os.kill(run.pid, signal.SIGHUP)
+    run.wait(60)
+    assert run.returncode == 130, (run.stdout, run.stderr)
+    assert "interrupted: finished rows are on disk" in run.stdout
+    df = pd.read_parquet(out)
+    assert 0 < len(df) < 400 and (df["status"] == "exhausted").all()
+    assert df["trial_id"].is_unique
