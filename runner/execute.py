@@ -29,7 +29,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from experiments.core import Status
 
-from .interrupts import counting_signals, is_interrupt, signals_seen
+from .interrupts import counting_signals, is_interrupt, reinstall, signals_seen
 from .problems import get_problem
 from .trial import Trial
 
@@ -228,6 +228,7 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
     finally:
         while _restore_limits:
             resource.setrlimit(resource.RLIMIT_AS, _restore_limits.pop())
+        reinstall()  # a plug-in that ignored Ctrl-C (or took it over) has not disabled it
     return row
 
 

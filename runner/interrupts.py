@@ -62,11 +62,35 @@ def catching_signals() -> Iterator[None]:
         return
     previous = {s: signal.signal(s, _handler) for s in STOP_SIGNALS
                 if signal.getsignal(s) is not signal.SIG_IGN}
+    _installed.append(tuple(previous))
     try:
         yield
     finally:
+        _installed.pop()
         for s, old in previous.items():
             signal.signal(s, old)
+
+
+#: The signals each active :func:`catching_signals` block handles, innermost last.
+_installed: list[tuple[signal.Signals, ...]] = []
+
+
+def reinstall() -> list[str]:
+    """Put the run's handlers back where a trial's code replaced them; return the signals' names.
+
+    A plug-in (or a library it imports) may install handlers of its own, or
+    ignore SIGINT: Ctrl-C would then no longer stop the run. Called after
+    every trial of the serial backend; does nothing outside a
+    :func:`catching_signals` block or off the main thread.
+    """
+    if not _installed or threading.current_thread() is not threading.main_thread():
+        return []
+    fixed = []
+    for s in _installed[-1]:
+        if signal.getsignal(s) is not _handler:
+            signal.signal(s, _handler)
+            fixed.append(signal.Signals(s).name)
+    return fixed
 
 
 def counting_signals() -> bool:

@@ -251,8 +251,9 @@ repeats: 100
     out = tmp_path / "out"
     run = Btlab("run", cfg, "--backend", "serial", "--out", out)
     deadline = time.monotonic() + 60
-    while not out.exists() and time.monotonic() < deadline:  # the first part is written
+    while "trials/s" not in run.stdout and time.monotonic() < deadline:  # trials are running
         time.sleep(0.1)
+    time.sleep(0.5)
     os.kill(run.pid, signal.SIGHUP)
     run.wait(60)
     assert run.returncode == 130, (run.stdout, run.stderr)
@@ -260,3 +261,18 @@ repeats: 100
     df = pd.read_parquet(out)
     assert 0 < len(df) < 400 and (df["status"] == "exhausted").all()
     assert df["trial_id"].is_unique
+
+
+def test_a_trial_that_ignores_ctrl_c_does_not_disable_it_for_the_run():
+    def action():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a library's import might
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise RuntimeError("took the signals")
+    with catching_signals():
+        row = run_trial(_trial(), solve=_solve(action))
+        assert row["error"].startswith("RuntimeError: took the signals")
+        assert counting_signals()  # the run's handlers are back
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+            signal.sigtimedwait([], 0.1)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
