@@ -111,7 +111,7 @@ class ProcessExitCalled(BaseException):
 
 
 @contextlib.contextmanager
-def _exit_guarded(active: bool) -> Iterator[None]:
+def exit_guarded(active: bool) -> Iterator[None]:
     """Within the block, ``os._exit`` called in this process raises :class:`ProcessExitCalled`.
 
     ``os._exit`` ends a process at once, skipping every handler: in the serial
@@ -187,7 +187,7 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
             if trial.split is not None:
                 raise ValueError("a split trial runs through its backend's split solver")
             solve = problem.solve
-        with _exit_guarded(node_id is None):
+        with exit_guarded(node_id is None):
             result = solve(trial.columns, trial.budget_nodes, trial.budget_seconds,
                            trial.solver_seed)
         wall = time.perf_counter_ns() - wall0

@@ -276,3 +276,39 @@ def test_a_trial_that_ignores_ctrl_c_does_not_disable_it_for_the_run():
             os.kill(os.getpid(), signal.SIGINT)
             signal.sigtimedwait([], 0.1)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+# ---------------------------------------------------- a split trial planned in the driver
+
+
+@pytest.mark.parametrize("rule, first", [
+    ("hard_exit", "ProcessExitCalled: the trial called os._exit(0); a trial cannot end the run"),
+    ("interrupt", "KeyboardInterrupt: "),
+    ("leave", "SystemExit: the trial called sys.exit(0); a trial cannot end the run"),
+    ("bad_str", "Hostile: (its message could not be made: str() raised ValueError)"),
+])
+def test_a_split_trial_whose_plan_runs_a_hostile_plug_in_gets_an_error_row(
+        tmp_path, monkeypatch, rule, first):
+    # on Ray the driver plans a split trial, running the plug-in in its own process:
+    # os._exit ended the driver with status 0, sys.exit too, KeyboardInterrupt stopped the run
+    from runner.config import parse_config
+    from runner.split_runner import _Job
+    from runner.sweep import expand
+
+    write(tmp_path / "hostile.py", PLUGIN + "\ndef leave(board, square, candidates):\n"
+          "    sys.exit(0)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    text = f"""
+name: split-hostile
+problem: knights_tour
+split: {{depth: 2}}
+fixed: {{board: [5, 5], start: [0, 0], mode: count, heuristic: "hostile:{rule}"}}
+budget: {{seconds: 10}}
+"""
+    trial = expand(parse_config(text, "<t>"))[0]
+    with catching_signals():
+        job = _Job(trial, 1, None, None)
+        row = job.row("node-1")
+    assert row["status"] == "error"
+    assert row["error"].startswith(first), row["error"][:100]
+    assert row["node_id"] == "node-1"
