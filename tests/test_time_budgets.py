@@ -239,3 +239,15 @@ def test_a_time_budget_holds_on_ten_thousand_queens(strategy):
     # a row of 10,000 columns: 1,024 placements between two readings took over a second
     row, elapsed = timed_trial("n_queens", strategy, "python", "{n: 10000, mode: first}", 0.5)
     check(row, elapsed, 0.5, True)
+
+
+@pytest.mark.parametrize("engine", ["python", "compiled"])
+def test_a_budget_of_centuries_is_no_budget(engine):
+    # 1e300 s is a valid float: its nanoseconds overflowed, and every trial raised
+    from experiments.core import Budget
+
+    budget = Budget(None, 1e300)
+    budget.start()
+    assert not budget.out_of_time()
+    row, _ = timed_trial("n_queens", "bitmask", engine, "{n: 6, mode: count}", 1e300)
+    assert row["error"] is None and row["status"] == "exhausted" and row["solutions"] == 4
