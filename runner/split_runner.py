@@ -346,7 +346,8 @@ def run_split_trials(trials, ray: Any, workers: int, node_id: str | None = None,
             # wake at a trial's deadline, and again when its grace runs out
             lefts = [left if left > 0 else left + TIME_GRACE
                      for left in (job.seconds_left() for job in jobs) if left is not None]
-            timeout = max(0.0, min(lefts)) if lefts else None
+            # at most an hour (Ray's C milliseconds overflow for a 1e300 s budget)
+            timeout = min(3600.0, max(0.0, min(lefts))) if lefts else None
             ready, _ = ray.wait(list(pending), num_returns=1, timeout=timeout)
             for ref in ready:
                 job, i = pending.pop(ref)
