@@ -122,6 +122,26 @@ class Budget:
 
     #: placements between two reads of the clock (a power of two).
     CLOCK_EVERY = 1024
+    #: a time budget longer than this (about 31,700 years) runs as this one.
+    NO_DEADLINE_SECONDS = 1e12
+    #: candidates looked at between two reads of the clock, at most (see :meth:`clock_mask`).
+    CLOCK_WORK = 16_384
+
+    @classmethod
+    def clock_mask(cls, work_per_node: int = 1) -> int:
+        """The mask ``m`` of a search that reads the clock when ``nodes & m == 0``.
+
+        Every :attr:`CLOCK_EVERY` placements, or fewer when each placement looks
+        at many candidates (``work_per_node``: n for an n-queens row, so that
+        16 rows of 10,000 columns do not pass unclocked), keeping about
+        :attr:`CLOCK_WORK` candidates between two reads; 0 (every placement)
+        for a placement of unknown cost, such as one that calls a plug-in
+        (``work_per_node`` = :attr:`CLOCK_WORK`). A power of two minus one.
+        """
+        every = cls.CLOCK_EVERY
+        while every > 1 and every * work_per_node > cls.CLOCK_WORK:
+            every >>= 1
+        return every - 1
 
     __slots__ = ("max_nodes", "max_seconds", "deadline_ns", "node_cap")
 
@@ -145,7 +165,9 @@ class Budget:
         call; the search itself calls it again, which then changes nothing.
         """
         if self.max_seconds is not None and self.deadline_ns is None:
-            self.deadline_ns = time.perf_counter_ns() + int(self.max_seconds * 1e9)
+            # a budget of centuries is no budget: 1e300 s would overflow the nanoseconds
+            seconds = min(self.max_seconds, self.NO_DEADLINE_SECONDS)
+            self.deadline_ns = time.perf_counter_ns() + int(seconds * 1e9)
 
     def out_of_time(self, margin_ns: int = 0) -> bool:
         """True once the time limit has passed (always False without one), or will have

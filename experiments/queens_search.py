@@ -33,7 +33,7 @@ def search_recursive(n: int, first: bool, unique: bool, budget: Budget,
     anti = [False] * (2 * n - 1)    # row - col + n - 1
     placement = [0] * n
     cap = budget.node_cap
-    clock_mask = Budget.CLOCK_EVERY - 1
+    clock_mask = Budget.clock_mask(n)  # a row looks at n columns
     nodes = backtracks = dead_ends = checks = solutions = max_depth = canonical = 0
     found_placement: tuple[int, ...] | None = None
 
@@ -167,7 +167,7 @@ def search_iterative(n: int, first: bool, unique: bool, budget: Budget) -> Searc
     anti = [False] * (2 * n - 1)
     placement = [0] * n
     cap = budget.node_cap
-    clock_mask = Budget.CLOCK_EVERY - 1
+    clock_mask = Budget.clock_mask(n)  # a row looks at n columns
     nodes = backtracks = dead_ends = checks = solutions = max_depth = canonical = 0
     found_placement: tuple[int, ...] | None = None
     # One frame per row on the path (index = row): the next column to try,

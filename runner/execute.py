@@ -15,6 +15,7 @@ driver reruns that worker's trials).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -24,11 +25,11 @@ import socket
 import time
 import traceback
 from datetime import datetime, timezone
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from experiments.core import Status
 
-from .interrupts import is_interrupt, signals_seen
+from .interrupts import counting_signals, is_interrupt, reinstall, signals_seen
 from .problems import get_problem
 from .trial import Trial
 
@@ -98,6 +99,44 @@ def _exhaust_memory() -> None:
     raise MemoryError  # the frame holds the hog, as a solver's would
 
 
+class ProcessExitCalled(BaseException):
+    """A trial called ``os._exit`` in the run's own process (the serial backend).
+
+    A ``BaseException``, as ``SystemExit`` is, so that a solver's ``except
+    Exception`` does not swallow it; :func:`run_trial` makes it the trial's error.
+    """
+
+    def __init__(self, code: Any):
+        super().__init__(f"the trial called os._exit({code!r}); a trial cannot end the run")
+
+
+@contextlib.contextmanager
+def exit_guarded(active: bool) -> Iterator[None]:
+    """Within the block, ``os._exit`` called in this process raises :class:`ProcessExitCalled`.
+
+    ``os._exit`` ends a process at once, skipping every handler: in the serial
+    backend that would end the run with no message and the exit status the
+    trial chose (``os._exit(0)``: 0, as if all went well). A child the trial
+    forks exits as usual. Not active in a Ray worker, whose death the driver
+    handles (the trial runs again, then gets an error row).
+    """
+    if not active:
+        yield
+        return
+    real, pid = os._exit, os.getpid()
+
+    def guarded(code: int) -> None:
+        if os.getpid() != pid:
+            real(code)
+        raise ProcessExitCalled(code)
+
+    os._exit = guarded  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        os._exit = real
+
+
 def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str, Any]:
     """Run one trial and return its row (without the run-level provenance).
 
@@ -148,8 +187,9 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
             if trial.split is not None:
                 raise ValueError("a split trial runs through its backend's split solver")
             solve = problem.solve
-        result = solve(trial.columns, trial.budget_nodes, trial.budget_seconds,
-                       trial.solver_seed)
+        with exit_guarded(node_id is None):
+            result = solve(trial.columns, trial.budget_nodes, trial.budget_seconds,
+                           trial.solver_seed)
         wall = time.perf_counter_ns() - wall0
         cpu = time.process_time_ns() - cpu0
         error = None
@@ -168,17 +208,18 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
             row[name] = prepared[name] if name in prepared else result.extra.get(name)
         if error is not None:
             row["status"] = Status.ERROR.value
-    except KeyboardInterrupt:
-        raise  # a signal is never the trial's error: the run stops, the trial gives no row
     except BaseException as exc:  # noqa: BLE001 - a failing trial must not stop the run
         wall = time.perf_counter_ns() - wall0
         cpu = time.process_time_ns() - cpu0
-        if signals_seen() != signals or is_interrupt(exc):
+        # a signal is never the trial's error: the run stops, the trial gives no row
+        if signals_seen() != signals or (not counting_signals() and is_interrupt(exc)):
             raise KeyboardInterrupt from None  # e.g. numba's SystemError around a Ctrl-C
         if isinstance(exc, SystemExit) and node_id is not None:
             raise  # a Ray worker told to exit (Ray's SIGTERM handler): the driver reruns
         message = error_message(exc)
         del exc
+        if signals_seen() != signals:  # one arrived while the message was made
+            raise KeyboardInterrupt from None
         row.update(status=Status.ERROR.value, nodes=None, backtracks=None, dead_ends=None,
                    checks=None, solutions=None, max_depth=None, wall_ns=wall, cpu_ns=cpu,
                    solution=None, error=message)
@@ -187,6 +228,7 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
     finally:
         while _restore_limits:
             resource.setrlimit(resource.RLIMIT_AS, _restore_limits.pop())
+        reinstall()  # a plug-in that ignored Ctrl-C (or took it over) has not disabled it
     return row
 
 
@@ -207,16 +249,62 @@ def error_message(exc: BaseException) -> str:
         traceback.clear_frames(link.__traceback__)
     if isinstance(exc, MemoryError):
         gc.collect()
+    name = _type_name(exc)
     try:
-        text = str(exc)
+        if isinstance(exc, SystemExit):
+            text = f"the trial called sys.exit({_safe_repr(exc.code)}); a trial cannot end the run"
+        else:
+            text = _safe_str(exc)
         if isinstance(exc, MemoryError) and not text:
             text = "out of memory (the trial's data was freed; the run goes on)"
-        elif isinstance(exc, SystemExit):
-            text = f"the trial called sys.exit({exc.code!r}); a trial cannot end the run"
-        tail = "".join(traceback.format_exception(exc, limit=-3))
-        return f"{type(exc).__name__}: {text}\n{tail}"
+        try:
+            if len(text) > MESSAGE_CHARS:  # the frames only: the message is not repeated
+                text = (f"{text[:MESSAGE_CHARS]}\n... (message cut: {len(text):,} "
+                        "characters in all)")
+                tail = "Traceback (most recent call last):\n" + "".join(
+                    traceback.format_tb(exc.__traceback__, limit=-3))
+            else:
+                tail = "".join(traceback.format_exception(exc, limit=-3))
+        except Exception as fmt:  # noqa: BLE001 - str() of the exception raised again
+            tail = f"(no traceback: formatting it raised {_type_name(fmt)})"
+        return f"{name}: {text}\n{tail}"
     except MemoryError:
-        return f"{type(exc).__name__} (no more detail: out of memory while formatting it)"
+        return f"{name} (no more detail: out of memory while formatting it)"
+
+
+#: Characters of an exception's message kept in a trial's ``error``; the rest is cut,
+#: and the cut is said (a 10 MB message would be stored, and shipped, for each trial).
+MESSAGE_CHARS = 20_000
+
+
+def _type_name(exc: BaseException) -> str:
+    try:
+        return str(type(exc).__name__)
+    except Exception:  # noqa: BLE001 - a metaclass with a hostile __name__
+        return "Exception"
+
+
+def _safe_str(exc: BaseException) -> str:
+    """``str(exc)``; when that raises (a hostile ``__str__``), what it raised instead.
+
+    A ``KeyboardInterrupt`` from ``__str__`` counts as failing too: a signal is
+    told apart by :func:`runner.interrupts.signals_seen`, not by its type.
+    """
+    try:
+        return str(exc)
+    except MemoryError:
+        raise
+    except BaseException as inner:  # noqa: BLE001 - the message must be made
+        return f"(its message could not be made: str() raised {_type_name(inner)})"
+
+
+def _safe_repr(value: Any) -> str:
+    try:
+        return repr(value)
+    except MemoryError:
+        raise
+    except BaseException:  # noqa: BLE001
+        return "..."
 
 
 def run_batch(trials: Iterable[Trial], node_id: str | None = None) -> list[dict[str, Any]]:

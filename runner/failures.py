@@ -3,7 +3,8 @@
 ``btlab run`` hands every row with status ``error`` to :class:`FailureLog`:
 one line is printed at once (above the progress bar, or between the plain
 progress lines of a log) with the trial's id, its parameters and the first
-line of its error::
+line of its error (the first :data:`LIVE` failures of a run; the others are
+counted)::
 
     trial 3fa2c1d0e9b84a17 failed (n=15, strategy=functional, mode=count, repeat=0):
       MemoryError: out of memory (the trial's data was freed; the run goes on)
@@ -20,12 +21,34 @@ from typing import Any, Callable, Sequence
 #: Failures listed at the end of a run; the others are counted.
 LISTED = 20
 
+#: Failures printed as they happen; after these, one line says that the others are
+#: only counted (by the progress line, and at the end), so that a sweep whose every
+#: trial fails does not bury its progress under a line per trial.
+LIVE = 50
+
+
+#: Characters of a failure's first line that are printed; the rest is cut with ``...``.
+LINE_CHARS = 300
+
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7f)}
+
 
 def first_line(error: Any) -> str:
-    """The first non-empty line of an error message (``-`` when there is none)."""
-    for line in str(error or "").splitlines():
-        if line.strip():
-            return line.strip()
+    """The first non-empty line of an error message (``-`` when there is none), safe to print.
+
+    At most :data:`LINE_CHARS` characters (a longer one ends in ``... (N characters)``);
+    control characters (NUL, ESC, ...) are shown escaped (``\\x00``), so that a message
+    cannot clear or garble the terminal. Only the start of the message is scanned.
+    """
+    text = str(error or "")[:100_000]
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.translate(_CONTROL).replace("\\x00", "").strip():
+            continue
+        line = line.translate(_CONTROL)
+        if len(line) > LINE_CHARS:
+            line = f"{line[:LINE_CHARS]}... ({len(line):,} characters)"
+        return line
     return "-"
 
 
@@ -57,8 +80,14 @@ class FailureLog:
         if row.get("status") != "error":
             return False
         self.count += 1
+        if self.count > LIVE and len(self.listed) >= LISTED:
+            return True
         line = f"{self.describe(row)}: {first_line(row.get('error'))}"
-        self.write(f"failed: {line}")
+        if self.count <= LIVE:
+            self.write(f"failed: {line}")
+        if self.count == LIVE:
+            self.write(f"failed: {LIVE} trials so far; further failures are counted (the "
+                       "progress line) and listed when the run ends, not printed one by one")
         if len(self.listed) < LISTED:
             self.listed.append(line)
         return True

@@ -280,7 +280,9 @@ class RayBackend:
         try:
             while pending:
                 deadlines = [d for t in pending.values() if (d := t.deadline()) is not None]
-                timeout = (max(0.0, min(deadlines) - time.monotonic()) + 0.01
+                # at most an hour: Ray takes the timeout in C milliseconds, and a huge
+                # budget's hang limit (1e300 s) overflows them; the loop waits again
+                timeout = (min(3600.0, max(0.0, min(deadlines) - time.monotonic()) + 0.01)
                            if deadlines else None)
                 ready, _ = ray.wait(list(pending), num_returns=1, timeout=timeout)
                 for gen in ready:

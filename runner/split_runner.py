@@ -54,7 +54,8 @@ from experiments.core import SearchResult, Status
 from experiments.split import Combined, NeedRerun, combine
 
 from .checkpoints import CHECKPOINT_DIR, Checkpoints, TrialCheckpoint, plan_fingerprint
-from .execute import run_trial
+from .execute import exit_guarded, run_trial
+from .interrupts import counting_signals, is_interrupt, signals_seen
 from .split_state import (
     AUTO_MAX_DEPTH,
     TASKS_PER_WORKER,
@@ -97,10 +98,15 @@ class _Job:
         self.result: SearchResult | None = None
         self.error: BaseException | None = None
         self.st: SplitState | None = None
-        try:
-            self.st = SplitState(trial, trial.columns, trial.budget_nodes, trial.solver_seed,
-                                  workers, checkpoints, progress)
-        except Exception as exc:  # noqa: BLE001 - becomes the trial's error row
+        signals = signals_seen()
+        try:  # planning runs the trial's code (a plug-in) in the driver: contain it as
+            # run_trial does -- os._exit, sys.exit, its own KeyboardInterrupt are its error
+            with exit_guarded(True):
+                self.st = SplitState(trial, trial.columns, trial.budget_nodes,
+                                      trial.solver_seed, workers, checkpoints, progress)
+        except BaseException as exc:  # noqa: BLE001 - becomes the trial's error row
+            if signals_seen() != signals or (not counting_signals() and is_interrupt(exc)):
+                raise KeyboardInterrupt from None  # a signal: the run stops
             self.error = exc
         # count mode without a node budget: every task is needed, none is speculation
         self.all_needed = (self.st is not None and not self.st.plan.first
@@ -201,7 +207,10 @@ class _Job:
                 raise error
             return result
 
-        row = run_trial(self.trial, node_id, solve=solve)
+        # as in the driver's own process (node_id None): a planning error that is a
+        # SystemExit becomes the row's error instead of ending the driver
+        row = run_trial(self.trial, None, solve=solve)
+        row["node_id"] = node_id
         row["wall_ns"] = time.perf_counter_ns() - self.wall0
         row["cpu_ns"] = self.cpu_ns
         return row
@@ -337,7 +346,8 @@ def run_split_trials(trials, ray: Any, workers: int, node_id: str | None = None,
             # wake at a trial's deadline, and again when its grace runs out
             lefts = [left if left > 0 else left + TIME_GRACE
                      for left in (job.seconds_left() for job in jobs) if left is not None]
-            timeout = max(0.0, min(lefts)) if lefts else None
+            # at most an hour (Ray's C milliseconds overflow for a 1e300 s budget)
+            timeout = min(3600.0, max(0.0, min(lefts))) if lefts else None
             ready, _ = ray.wait(list(pending), num_returns=1, timeout=timeout)
             for ref in ready:
                 job, i = pending.pop(ref)

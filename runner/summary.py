@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import plugins
+from .failures import first_line
 from .problems import get_problem
 from .tables import add_row, fmt_int, generic_headline
 
@@ -47,8 +48,7 @@ def print_headline(df: pd.DataFrame, console: Console | None = None,
             headline(df, console)
     if errors is None:
         failed = df[df["status"] == "error"]
-        errors = (len(failed), str(failed["error"].iloc[0]).splitlines()[0] if len(failed)
-                  else None)
+        errors = (len(failed), first_line(failed["error"].iloc[0]) if len(failed) else None)
     if errors[0]:
         console.print(Text.assemble((f"{errors[0]} trial(s) failed", "red"), "; first error:"))
         console.print(str(errors[1]), markup=False)

@@ -167,3 +167,87 @@ def test_fast_tour_checker_agrees_with_the_exact_one():
     for args in ((80, 80, (0, 0), swapped), (80, 80, (0, 1), tour), (80, 80, (0, 0), floats),
                  (80, 80, (0, 0), tour[:-1]), (80, 80, (0, 0), tour, True)):
         _same_outcome(check_tour_fast, check_tour, *args)
+
+
+# ------------------------------------------------ a budget smaller than the setup
+
+
+@pytest.mark.parametrize("problem, strategy, engine, fixed", [
+    ("n_queens", "construction", "python", "{n: 10000000}"),
+    ("n_queens", "construction", "python", "{n: 9765625, method: product}"),
+    ("knights_tour", "recursive", "python",
+     "{board: [500, 500], start: [0, 0], heuristic: warnsdorff}"),
+    ("knights_tour", "iterative", "python",
+     "{board: [2000, 2000], start: [0, 0], heuristic: warnsdorff}"),
+    ("knights_tour", "iterative", "python", "{board: [1, 4000000], start: [0, 0]}"),
+    ("knights_tour", "iterative", "compiled",
+     "{board: [2000, 2000], start: [0, 0], heuristic: warnsdorff}"),
+])
+def test_a_one_millisecond_budget_holds_on_the_biggest_boards(problem, strategy, engine, fixed):
+    # the setup (a board's tables, building ten million queens) takes up to a second
+    # in one piece: it is read against the clock too, so 1 ms stops it in well under 0.5 s
+    row, elapsed = timed_trial(problem, strategy, engine, fixed, 0.001)
+    check(row, elapsed, 0.001, True)
+    assert row["status"] == "time_limit"
+    assert row["solutions"] == 0 and row["solution"] is None
+
+
+def test_the_compiled_geometry_filled_in_blocks_is_the_reference_board():
+    from experiments.compiled import knights_kernel
+    from experiments.knights_geometry import DEFAULT_MOVE_ORDER, KnightBoard
+
+    rows, cols = 301, 250  # above the per-process cache; blocks of 262 rows
+    nbr, count, dist2, maxd2 = knights_kernel.geometry(rows, cols, DEFAULT_MOVE_ORDER)
+    board = KnightBoard(rows, cols)
+    assert board.build_tables(lambda: False)
+    assert [tuple(nbr[sq, :count[sq]].tolist()) for sq in range(rows * cols)] == list(
+        board.neighbours)
+    assert dist2.tolist() == list(board.centre_distance2)
+    assert maxd2 == max(board.centre_distance2)
+    assert knights_kernel.geometry(rows, cols, DEFAULT_MOVE_ORDER, lambda: True) is None
+
+
+# ------------------------------------------------ placements that cost much
+
+
+def test_the_clock_is_read_more_often_when_a_placement_looks_at_many_candidates():
+    from experiments.core import Budget
+
+    assert Budget.clock_mask() == Budget.clock_mask(8) == 1023
+    assert Budget.clock_mask(16) == 1023
+    assert Budget.clock_mask(100) == 127
+    assert Budget.clock_mask(10_000) == 0
+    assert Budget.clock_mask(Budget.CLOCK_WORK) == 0
+
+
+@pytest.mark.parametrize("strategy", ["recursive", "iterative"])
+def test_a_time_budget_holds_for_a_slow_plug_in_heuristic(tmp_path, monkeypatch, strategy):
+    # 5 ms a call: 1,024 placements between two readings of the clock would be 5 s
+    (tmp_path / "slow_rule.py").write_text(
+        "import time\n\n\ndef slow(board, square, candidates):\n"
+        "    time.sleep(0.005)\n    return list(candidates)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    fixed = '{board: [8, 8], start: [0, 1], mode: count, heuristic: "slow_rule:slow"}'
+    row, elapsed = timed_trial("knights_tour", strategy, "python", fixed, 0.5)
+    check(row, elapsed, 0.5, False)
+    assert row["status"] == "time_limit"
+    assert 20 <= row["nodes"] <= 120  # about 100 placements of 5 ms in 0.5 s
+
+
+@pytest.mark.parametrize("strategy", ["recursive", "iterative"])
+def test_a_time_budget_holds_on_ten_thousand_queens(strategy):
+    # a row of 10,000 columns: 1,024 placements between two readings took over a second
+    row, elapsed = timed_trial("n_queens", strategy, "python", "{n: 10000, mode: first}", 0.5)
+    check(row, elapsed, 0.5, True)
+
+
+@pytest.mark.parametrize("engine", ["python", "compiled"])
+def test_a_budget_of_centuries_is_no_budget(engine):
+    # 1e300 s is a valid float: its nanoseconds overflowed, and every trial raised
+    from experiments.core import Budget
+
+    budget = Budget(None, 1e300)
+    budget.start()
+    assert not budget.out_of_time()
+    row, _ = timed_trial("n_queens", "bitmask", engine, "{n: 6, mode: count}", 1e300)
+    assert row["error"] is None and row["status"] == "exhausted" and row["solutions"] == 4

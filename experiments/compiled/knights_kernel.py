@@ -28,12 +28,12 @@ limit the counters are those reached when the clock was read, a multiple of
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 from numba import njit
 
-from ..core import Budget, Mode, SearchResult
+from ..core import Budget, Mode, SearchResult, Status
 from ..knights import DEFAULT_MOVE_ORDER, HEURISTICS, TIE_BREAKS, KnightBoard, validate_move_order
 from ._driver import EXHAUSTED as _EXHAUSTED
 from ._driver import NODE_LIMIT as _NODE_LIMIT
@@ -67,24 +67,20 @@ _U64_ZERO = np.uint64(0)
 
 
 @njit(cache=True, nogil=True)
-def build_geometry(rows, cols, moves):
-    """Neighbour table of an m x n board for a move order.
+def build_geometry(rows, cols, moves, r0, r1, nbr, count, dist2):
+    """Fill rows ``r0 .. r1 - 1`` of an m x n board's neighbour table for a move order.
 
     Args:
         rows, cols: board size (int64).
         moves: int64 array of shape (8, 2), the (d_row, d_col) in the order tried.
-
-    Returns:
-        ``(nbr, count, dist2)``: ``nbr`` uint32 (size, 8), the on-board squares
-        a knight's move away in move order, the first ``count[sq]`` (int32
-        (size,), also the static degree) valid; ``dist2`` int64 (size,), 4 x
-        the squared Euclidean distance to the board centre (exact integers).
+        r0, r1: the rows to fill (int64), ``0 <= r0 <= r1 <= rows``.
+        nbr, count, dist2: the tables, filled in place for those rows: ``nbr``
+            uint32 (size, 8), the on-board squares a knight's move away in move
+            order, the first ``count[sq]`` (int32 (size,), also the static degree)
+            valid; ``dist2`` int64 (size,), 4 x the squared Euclidean distance to
+            the board centre (exact integers).
     """
-    size = rows * cols
-    nbr = np.zeros((size, 8), np.uint32)
-    count = np.zeros(size, np.int32)
-    dist2 = np.zeros(size, np.int64)
-    for r in range(rows):
+    for r in range(r0, r1):
         for c in range(cols):
             sq = r * cols + c
             k = 0
@@ -98,7 +94,6 @@ def build_geometry(rows, cols, moves):
             dr = 2 * r - (rows - 1)
             dc = 2 * c - (cols - 1)
             dist2[sq] = dr * dr + dc * dc
-    return nbr, count, dist2
 
 
 @njit(cache=True, nogil=True)
@@ -305,19 +300,41 @@ _GEOMETRY_CACHE_SQUARES = 10_000
 
 @lru_cache(maxsize=64)
 def _cached_geometry(rows: int, cols: int, moves: tuple) -> Geometry:
-    return _geometry(rows, cols, moves)
+    found = _geometry(rows, cols, moves)
+    assert found is not None
+    return found
 
 
-def _geometry(rows: int, cols: int, moves: tuple) -> Geometry:
-    nbr, count, dist2 = build_geometry(rows, cols, np.array(moves, dtype=np.int64))
+#: Squares of a board's tables filled between two readings of the clock (a 2000 x 2000
+#: board's tables take 0.1 to 0.9 s in one call, by the machine's load).
+GEOMETRY_CHUNK_SQUARES = 1 << 16
+
+
+def _geometry(rows: int, cols: int, moves: tuple,
+              out_of_time: Callable[[], bool] | None = None) -> Geometry | None:
+    size = rows * cols
+    nbr = np.zeros((size, 8), np.uint32)
+    count = np.zeros(size, np.int32)
+    dist2 = np.zeros(size, np.int64)
+    step = max(1, GEOMETRY_CHUNK_SQUARES // cols)
+    table = np.array(moves, dtype=np.int64)
+    for r0 in range(0, rows, step):
+        if out_of_time is not None and out_of_time():
+            return None
+        build_geometry(rows, cols, table, r0, min(rows, r0 + step), nbr, count, dist2)
     return nbr, count, dist2, int(dist2.max())
 
 
-def geometry(rows: int, cols: int, moves: tuple) -> Geometry:
-    """``(nbr, count, dist2, max dist2)`` for a board; small boards are cached per process."""
+def geometry(rows: int, cols: int, moves: tuple,
+             out_of_time: Callable[[], bool] | None = None) -> Geometry | None:
+    """``(nbr, count, dist2, max dist2)`` for a board; small boards are cached per process.
+
+    A big board's tables are filled a block of rows at a time, reading
+    ``out_of_time()`` before each: None when the time ran out first.
+    """
     if rows * cols <= _GEOMETRY_CACHE_SQUARES:
         return _cached_geometry(rows, cols, moves)
-    return _geometry(rows, cols, moves)
+    return _geometry(rows, cols, moves, out_of_time)
 
 
 def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: str,
@@ -331,7 +348,11 @@ def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: st
     :func:`experiments.knights.search_subtree` counts it; empty: the whole
     search from ``start_sq``.
     """
-    nbr, count, dist2, maxd2 = geometry(rows, cols, moves)
+    tables = geometry(rows, cols, moves, budget.out_of_time)
+    if tables is None:  # the board's tables took the whole time budget
+        return SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0, None,
+                            extra if extra is not None else {})
+    nbr, count, dist2, maxd2 = tables
     size = rows * cols
     timed = budget.max_seconds is not None
     params = np.array([_HEURISTIC_CODE[heuristic], _TIE_CODE[tie_break], int(first),
@@ -389,4 +410,4 @@ def warm_up() -> None:
         run_knights(3, 4, 0, moves, heuristic, "random", True, False, Budget(1000, None), 1)
     run_knights(3, 4, 0, moves, "warnsdorff", "pohl", False, True, Budget(None, 10.0), 1)
     # geometry of a board above the cache threshold goes through the same kernel
-    build_geometry(1, 1, np.array(moves, dtype=np.int64))
+    _geometry(1, 1, moves)
