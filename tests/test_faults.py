@@ -17,16 +17,15 @@ import signal
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from helpers.cli import run_main, write
 
 from runner.backends import HANG_FACTOR, HANG_GRACE_SECONDS
-from runner.cli import main
 from runner.config import load_config
 from runner.errors import BackendError
 from runner.store import ResultStore, part_files, work_dir
@@ -37,19 +36,6 @@ COUNTERS = ["status", "nodes", "backtracks", "dead_ends", "checks", "solutions",
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def write(path: Path, text: str) -> Path:
-    path.write_text(textwrap.dedent(text))
-    return path
-
-
-def run_main(*args) -> int:
-    """The CLI in this process; argparse errors (SystemExit) become their exit status."""
-    try:
-        return main([str(a) for a in args])
-    except SystemExit as exc:
-        return int(exc.code)
 
 
 class Btlab:

@@ -9,7 +9,6 @@ to the current columns, so that readers taking the first part's schema lose none
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import duckdb
@@ -19,6 +18,7 @@ import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 import pytest
+from helpers.cli import write
 
 import runner.store_io
 from runner.cli import main
@@ -33,10 +33,6 @@ SWEEP = """\
     budget: {nodes: 500}
 """
 
-
-def write(path: Path, text: str) -> Path:
-    path.write_text(textwrap.dedent(text))
-    return path
 
 
 def run_serial(cfg: Path, out: Path, *extra) -> int:

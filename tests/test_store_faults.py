@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -28,9 +27,9 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
+from helpers.cli import run_main, write
 
 from runner import store_lock, store_read
-from runner.cli import main
 from runner.config import load_config
 from runner.store import ResultStore, part_files, work_dir
 from runner.sweep import expand
@@ -48,16 +47,6 @@ SWEEP = """\
 OTHER = SWEEP.replace("name: s", "name: other").replace("board: 5", "board: 6")
 
 
-def write(path: Path, text: str) -> Path:
-    path.write_text(textwrap.dedent(text))
-    return path
-
-
-def run_main(*args) -> int:
-    try:
-        return main([str(a) for a in args])
-    except SystemExit as exc:
-        return int(exc.code)
 
 
 def btlab(*args, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -19,8 +19,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from helpers.cli import run_main
 
-from runner.cli import main
 from runner.store import part_files
 
 SWEEP = """\
@@ -31,12 +31,6 @@ SWEEP = """\
     budget: {nodes: 500}
 """
 
-
-def run_main(*args) -> int:
-    try:
-        return main([str(a) for a in args])
-    except SystemExit as exc:
-        return int(exc.code)
 
 
 @pytest.fixture
