@@ -143,13 +143,22 @@ def param_error(cfg_error, errors: list[dict], value: Any, path: KeyPath, names:
 
     best = min(errors, key=rank)
     union = any(_is_branch(e["loc"][0]) for e in errors if e["loc"])
+    key = next((k for k in reversed(path) if isinstance(k, str)), "")
+    if (union and shape and best["type"] == "literal_error"
+            and any(rank(e) for e in errors)):
+        # a name where the parameter also takes a list (move_order: '1,2', start: al):
+        # say both shapes, not only the names
+        listed = best["ctx"]["expected"].replace(" or ", ", ").split(",")
+        close = did_you_mean(value, [c.strip().strip("'") for c in listed])
+        return cfg_error(path, shape, describe(value),
+                         close or (f"write e.g. {key}: {example}" if example
+                                   else "see the README's Config format"))
     if rank(best) == 0 or not (union or shape):
         return from_pydantic(cfg_error, inner(best), path, names)
     found = describe(value)
     if isinstance(value, list):
         found = ("an empty list" if not value else
                  f"{found} (a list of {len(value)} item{'s' if len(value) != 1 else ''})")
-    key = next((k for k in reversed(path) if isinstance(k, str)), "")
     return cfg_error(path, shape or "a value of the type listed in the README", found,
                      f"write e.g. {key}: {example}" if example
                      else "see the README's Config format")
