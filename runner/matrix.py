@@ -38,16 +38,20 @@ ExpandAll = Mapping[str, Callable[[Mapping[str, Any]], Sequence[Any]]]
 
 
 class ExpansionError(ValueError):
-    """``all`` could not be expanded: the parameters it depends on are missing.
+    """``all`` could not be expanded: the parameters it depends on are missing, or
+    (``extends``) it is in an include entry that extends original combinations.
 
     Attributes:
         key: the parameter that is ``all``; missing: what its expansion lacked;
-        entry: the include entry that made the combination, or None (an original one).
+        entry: the include entry that made the combination, or None (an original one);
+        extends: the entry extends combinations (all would multiply them).
     """
 
-    def __init__(self, key: str, missing: str, entry: int | None = None):
-        super().__init__(f"{key}: all needs {missing}")
-        self.key, self.missing, self.entry = key, missing, entry
+    def __init__(self, key: str, missing: str, entry: int | None = None,
+                 extends: bool = False):
+        super().__init__(f"{key}: all in include entry {entry}, which extends a combination"
+                         if extends else f"{key}: all needs {missing}")
+        self.key, self.missing, self.entry, self.extends = key, missing, entry, extends
 
 
 def same(a: Any, b: Any) -> bool:
@@ -183,6 +187,10 @@ def blocks(fixed: Mapping[str, Any], matrix: Mapping[str, Any],
             if not all(same(params[k], v) for k, v in entry.items()
                        if k in original and k != block.key):
                 continue
+            spread = next((k for k, v in entry.items() if is_all(k, v) and k != block.key),
+                          None)
+            if spread is not None:  # all would have to multiply a combination it extends
+                raise ExpansionError(spread, "", j, extends=True)
             if block.key is not None and block.key in entry:
                 at = find(block.values, entry[block.key])
                 if at is None or at in block.dropped:

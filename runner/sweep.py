@@ -40,6 +40,12 @@ def _blocks(config: SweepConfig) -> Iterator[Block]:
     try:
         yield from blocks(m.fixed, m.matrix, m.exclude, m.include, config.problem.expand_all)
     except ExpansionError as exc:
+        if exc.extends:
+            raise config.error(("include", exc.entry, exc.key), f"one value of {exc.key} in an "
+                               "include entry that extends combinations of the matrix (all "
+                               "stands for every value, which only matrix or fixed can sweep)",
+                               f"{exc.key}: all", f"sweep it in matrix ({exc.key}: all), or "
+                               f"give one value, e.g. {exc.key}: [0, 0]") from None
         if exc.entry is not None:
             raise config.error(("include", exc.entry), f"{exc.key}: all with the parameters "
                                "it depends on, in this include entry or in fixed (the entry "

@@ -96,3 +96,40 @@ def test_override_values_are_read_like_files(tmp_path, capsys, override, fragmen
     assert main(["validate", str(path), override]) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert fragment in err and f"override 1 ({override})" in err, err
+
+
+K = "name: t\nproblem: knights_tour\n"
+
+
+@pytest.mark.parametrize("text, fragments", [
+    pytest.param(K + "fixed: {board: 6}\nmatrix: {start: [all]}\n",
+                 ["error at matrix.start[0]", "all inside the list", "write start: all"],
+                 id="all-in-a-matrix-list"),
+    pytest.param(K + "fixed: {board: 6}\nmatrix: {start: [[0, 0], all]}\n",
+                 ["matrix.start[1]", "written alone"], id="all-among-squares"),
+    pytest.param(K + "matrix: {board: [5, 6], start: all}\nexclude: [{start: [all, [0, 0]]}]\n",
+                 ["exclude[0].start[0]", "a value of start (all stands for every value"],
+                 id="all-among-exclude-alternatives"),
+    pytest.param(K + "matrix: {board: [5, 6], mode: [first]}\n"
+                 "include: [{start: all, board: 5}]\n",
+                 ["error at include[0].start", "extends combinations of the matrix",
+                  "sweep it in matrix (start: all)"], id="all-in-an-extending-include"),
+    pytest.param(K + "fixed: {board: 6, mode: [first, count]}\n",
+                 ["fixed.mode", "move mode under matrix: mode: [first, count]"],
+                 id="a-list-in-fixed"),
+    pytest.param("name: q\nproblem: n_queens\nfixed: {n: [8, 9]}\n",
+                 ["fixed.n", "move n under matrix: n: [8, 9]"], id="a-list-of-n-in-fixed"),
+    pytest.param(K + "fixed: {board: 6}\nmatrix: {start: [0, 0]}\n",
+                 ["matrix.start[0]", "for the one value [0, 0] write start: [[0, 0]]"],
+                 id="one-square-as-a-matrix-list"),
+])
+def test_all_and_lists_in_the_wrong_place(text, fragments):
+    message = " ".join(str(error_of(text)).split())
+    for fragment in fragments:
+        assert fragment in message, message
+
+
+def test_an_include_entry_of_its_own_may_say_all():
+    config = parse_config(K + "matrix: {board: [5, 6], mode: [first]}\n"
+                          "include: [{start: all, board: 7}]\n", "t.yaml")
+    assert len(expand(config)) == 1 + 1 + 49
