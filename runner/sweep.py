@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Iterator
+from typing import Annotated, Any, Iterator
 
 import pyarrow as pa
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from . import plugins
 from .config import DEFAULT_TRIAL_CAP, SweepConfig
@@ -38,7 +38,8 @@ def _blocks(config: SweepConfig) -> Iterator[Block]:
     """The blocks of a config's sweep (:func:`runner.matrix.blocks`), or a ConfigError."""
     m = config.model
     try:
-        yield from blocks(m.fixed, m.matrix, m.exclude, m.include, config.problem.expand_all)
+        yield from blocks(m.fixed, m.matrix, _exclude_values(config), m.include,
+                          config.problem.expand_all)
     except ExpansionError as exc:
         if exc.extends:
             raise config.error(("include", exc.entry, exc.key), f"one value of {exc.key} in an "
@@ -56,6 +57,29 @@ def _blocks(config: SweepConfig) -> Iterator[Block]:
         raise config.error(where, f"{exc.key}: all with the parameters it depends on "
                            "in fixed or matrix", f"no {exc.missing} there",
                            f"add {exc.missing.strip(chr(39))} under fixed or matrix") from None
+
+
+def _exclude_values(config: SweepConfig) -> list[dict[str, Any]]:
+    """The ``exclude`` entries with every list that is one value of its parameter
+    (``board: [5, 6]``, ``start: [0, 1]``) made a list of that one alternative, so that
+    it drops that value only, never ``5`` and ``6`` as alternatives; other lists
+    (``n: [13, 14]``) stay alternatives."""
+    fields = config.problem.params.model_fields
+    out = []
+    for entry in config.model.exclude:
+        fixed = dict(entry)
+        for key, value in entry.items():
+            if isinstance(value, list) and key in fields:
+                info = fields[key]
+                ann: Any = (Annotated[(info.annotation, *info.metadata)] if info.metadata
+                            else info.annotation)
+                try:
+                    TypeAdapter(ann).validate_python(value)
+                except ValidationError:
+                    continue
+                fixed[key] = [value]
+        out.append(fixed)
+    return out
 
 
 def _columns(config: SweepConfig, block: Block, params: dict) -> dict[str, Any]:

@@ -364,3 +364,15 @@ def test_validate_over_the_cap_checks_every_block(tmp_path, capsys, body, fragme
     err = " ".join(capsys.readouterr().err.split())
     for fragment in fragments:
         assert fragment in err, err
+
+
+@pytest.mark.parametrize("exclude, rows", [
+    ("[{board: [5, 6]}]", [5, 6, 7]),          # the board 5 x 6, not boards 5 and 6
+    ("[{board: [[5, 6]]}]", [5, 6, 7]),
+    ("[{board: [7, 6]}]", [5, 5, 6, 7]),       # the board 7 x 6, in no combination
+    ("[{board: [7, 6, 5]}]", [5]),             # no board of 3 sides: alternatives
+])
+def test_an_exclude_list_that_is_one_value_drops_that_value(exclude, rows):
+    config = cfg(f"matrix: {{board: [[5, 6], 5, 6, 7]}}\nexclude: {exclude}\n")
+    assert [t.columns["rows"] for t in expand(config)] == rows
+    assert count_trials(config) == len(rows)
