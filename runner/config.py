@@ -278,7 +278,9 @@ def _check_value(config: SweepConfig, adapters, key: str, value: Any, key_path: 
     if key not in adapters:
         raise config.error(key_path, f"a parameter of {config.problem.name}: {', '.join(names)}",
                            f"unknown parameter {key!r}",
-                           did_you_mean(key, names) or "remove it")
+                           f"{key} is a top-level key, not a parameter: write {key}: ... at "
+                           "the top level, one value per config" if key in SweepModel.model_fields
+                           else did_you_mean(key, names) or "remove it")
     try:
         adapters[key].validate_python(value)
     except ValidationError as exc:
@@ -313,7 +315,7 @@ def _check_params(config: SweepConfig) -> None:
         try:
             _check_value(config, adapters, key, value, ("fixed", key), ("fixed", key))
         except ConfigError as exc:
-            if isinstance(value, list) and value and all(_fits(adapters[key], v)
+            if key in adapters and isinstance(value, list) and value and all(_fits(adapters[key], v)
                                                          for v in value):
                 raise replace(exc, fix=f"fixed takes one value; to sweep these, move {key} "
                               f"under matrix: {key}: {_flow(value)}") from None
@@ -349,7 +351,7 @@ def _check_params(config: SweepConfig) -> None:
             try:
                 _check_value(config, adapters, key, value, ("matrix", key), ("matrix", key, i))
             except ConfigError as exc:
-                if _fits(adapters[key], values):  # start: [0, 0] meant as one square
+                if key in adapters and _fits(adapters[key], values):  # start: [0, 0], one square
                     raise replace(exc, fix=f"matrix.{key} lists values: for the one value "
                                   f"{_flow(values)} write {key}: [{_flow(values)}], or move "
                                   f"it to fixed") from None

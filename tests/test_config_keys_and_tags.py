@@ -133,3 +133,17 @@ def test_an_include_entry_of_its_own_may_say_all():
     config = parse_config(K + "matrix: {board: [5, 6], mode: [first]}\n"
                           "include: [{start: all, board: 7}]\n", "t.yaml")
     assert len(expand(config)) == 1 + 1 + 49
+
+
+@pytest.mark.parametrize("text, fragments", [
+    (K + "fixed: {board: 6}\nmatrix: {seed: [1, 2]}\n",
+     ["error at matrix.seed", "seed is a top-level key, not a parameter"]),
+    (K + "fixed: {board: 6, seed: [1, 2]}\n", ["error at fixed.seed", "top-level key"]),
+    (K + "fixed: {board: 6}\nmatrix: {budget: [1, 2]}\n", ["budget is a top-level key"]),
+    (K + "fixed: {board: 6}\nmatrix: {bord: [1, 2]}\n", ["did you mean 'board'?"]),
+    (K + "fixed: {board: 6, bord: [1, 2]}\n", ["did you mean 'board'?"]),
+])
+def test_unknown_parameters_holding_lists(text, fragments):
+    message = " ".join(str(error_of(text)).split())
+    for fragment in fragments:
+        assert fragment in message, message
