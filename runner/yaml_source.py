@@ -218,6 +218,12 @@ def parse_yaml(text: str, source: str) -> tuple[Any, dict]:
         # the key whose value holds the tag: the last key that starts before it
         path = max((p for p, pos in positions.items() if where and pos <= where),
                    key=lambda p: (positions[p], len(p)), default=()) if where else ()
+        if "for merging" in tag:  # <<: *a where a is not a mapping
+            raise ConfigError(
+                source, where[0] if where else None, where[1] if where else None, path,
+                "a mapping (or a list of mappings) after the merge key <<:",
+                tag.strip(), "merge a mapping: <<: *name, where &name marks a mapping"
+            ) from None
         raise ConfigError(
             source, where[0] if where else None, where[1] if where else None, path,
             "plain YAML data: mappings, lists, strings, numbers, booleans",

@@ -147,3 +147,13 @@ def test_unknown_parameters_holding_lists(text, fragments):
     message = " ".join(str(error_of(text)).split())
     for fragment in fragments:
         assert fragment in message, message
+
+
+@pytest.mark.parametrize("text", [
+    K + "s: &s 5\nfixed:\n  <<: *s\n  board: 6\n",
+    K + "a: &a {board: 6}\nfixed:\n  <<: [*a, 5]\n",
+])
+def test_a_merge_of_a_scalar_says_what_merges(text):
+    message = " ".join(str(error_of(text)).split())
+    assert "a mapping (or a list of mappings) after the merge key <<:" in message, message
+    assert "remove the tag" not in message
