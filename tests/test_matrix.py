@@ -376,3 +376,17 @@ def test_an_exclude_list_that_is_one_value_drops_that_value(exclude, rows):
     config = cfg(f"matrix: {{board: [[5, 6], 5, 6, 7]}}\nexclude: {exclude}\n")
     assert [t.columns["rows"] for t in expand(config)] == rows
     assert count_trials(config) == len(rows)
+
+
+@pytest.mark.parametrize("body, rows", [
+    ("matrix: {board: [5, 6]}\nexclude: [{board: [5, 5]}]\n", [6]),
+    ("matrix: {board: [[5, 5], 6]}\nexclude: [{board: 5}]\n", [6]),
+    ("matrix: {board: [5, 6], move_order: [default]}\nexclude: [{board: 5, move_order: "
+     "[[-1, -2], [-2, -1], [-2, 1], [-1, 2], [1, 2], [2, 1], [2, -1], [1, -2]]}]\n", [6]),
+    # two names are two values, even where heuristic none reads neither
+    ("matrix: {board: [5], tie_break: [roth, pohl]}\nexclude: [{tie_break: roth}]\n", [5]),
+])
+def test_exclude_drops_the_same_search_however_written(body, rows):
+    config = cfg(body)
+    assert [t.columns["rows"] for t in expand(config)] == rows
+    assert count_trials(config) == len(rows)
