@@ -71,6 +71,14 @@ def from_pydantic(cfg_error, err: Any, prefix: KeyPath, allowed_keys: list[str])
         if kind.startswith("less"):
             expected += _BOUND_REASONS.get(tuple(k for k in loc if isinstance(k, str)), "")
         found = describe(err.get("input"))
+    elif kind in ("list_type", "dict_type") and loc[:1] in (("include",), ("exclude",)) \
+            and len(loc) <= 2:
+        # include: {board: 5} (one mapping, not a list of them), or include: [5]
+        expected = (f"{loc[0]}: a list of mappings of parameter: value, e.g. "
+                    f"{loc[0]}: [{{heuristic: warnsdorff, tie_break: roth}}]")
+        value = err.get("input")
+        fix = (f"put the mapping in a list: {loc[0]}: [{json.dumps(value, default=str)}]"
+               if isinstance(value, dict) else "write each entry as {parameter: value, ...}")
     elif kind == "string_pattern_mismatch" and loc == ("name",):
         expected = ("a name of letters, digits, '.', '_' and '-', starting with a letter or "
                     "digit (it names the results folder results/<name>, so no '/' or '..')")

@@ -157,3 +157,15 @@ def test_a_merge_of_a_scalar_says_what_merges(text):
     message = " ".join(str(error_of(text)).split())
     assert "a mapping (or a list of mappings) after the merge key <<:" in message, message
     assert "remove the tag" not in message
+
+
+@pytest.mark.parametrize("line, fragments", [
+    ("include: {heuristic: warnsdorff}\n",
+     ["error at include", "a list of mappings", 'include: [{"heuristic": "warnsdorff"}]']),
+    ("exclude: {heuristic: warnsdorff}\n", ["error at exclude", "put the mapping in a list"]),
+    ("include: [5]\n", ["error at include[0]", "write each entry as {parameter: value"]),
+])
+def test_include_and_exclude_of_the_wrong_shape(line, fragments):
+    message = " ".join(str(error_of(GOOD + line)).split())
+    for fragment in fragments:
+        assert fragment in message, message
