@@ -8,7 +8,7 @@ solved row before it is written, and the tests call them on every answer.
 from __future__ import annotations
 
 import operator
-from typing import Any, Sequence
+from typing import AbstractSet, Any, Mapping, Sequence
 
 
 class InvalidSolution(ValueError):
@@ -19,9 +19,15 @@ def _integers(values: Any, what: str, item: str) -> list[int]:
     """``values`` as a list of Python ints, or InvalidSolution naming the first item that
     is not an integer (a float, a string, a boolean, a list, None). Integer types other
     than ``int`` (numpy's) are accepted, as ``operator.index`` takes them."""
-    if isinstance(values, (str, bytes, bytearray)) or not hasattr(values, "__iter__"):
-        raise InvalidSolution(f"{what} is {values!r} ({type(values).__name__}), not a "
-                              "sequence of integers")
+    ndim = getattr(values, "ndim", 1)
+    if (isinstance(values, (str, bytes, bytearray, Mapping, AbstractSet))
+            or not hasattr(values, "__iter__") or ndim != 1):
+        shown = " ".join(repr(values).split())
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        shape = (f"a {ndim}-dimensional array" if ndim != 1 else
+                 "unordered" if isinstance(values, (Mapping, AbstractSet)) else "")
+        raise InvalidSolution(f"{what} is {shown} ({type(values).__name__}"
+                              f"{', ' + shape if shape else ''}), not a sequence of integers")
     kind = getattr(getattr(values, "dtype", None), "kind", None)
     if kind in ("i", "u"):  # a numpy array of integers
         return values.tolist()
@@ -39,6 +45,20 @@ def _integers(values: Any, what: str, item: str) -> list[int]:
     return out
 
 
+def _board(value: Any, what: str) -> int:
+    """A board side as a Python int >= 0, or InvalidSolution (a float, a boolean)."""
+    if type(value).__name__ in ("bool", "bool_"):
+        raise InvalidSolution(f"{what} is {value!r}, a boolean, not a board size")
+    try:
+        side = operator.index(value)
+    except TypeError:
+        raise InvalidSolution(f"{what} is {value!r} ({type(value).__name__}), not a whole "
+                              "number") from None
+    if side < 0:
+        raise InvalidSolution(f"{what} is {side}, below 0")
+    return side
+
+
 def check_tour(rows: int, cols: int, start: tuple[int, int], tour: Sequence[int],
                closed: bool = False) -> None:
     """Verify a knight's tour.
@@ -51,10 +71,16 @@ def check_tour(rows: int, cols: int, start: tuple[int, int], tour: Sequence[int]
 
     Raises:
         InvalidSolution: not a sequence of integers (a float, string, boolean or
-            list among the squares), wrong length, a square off the board or
+            list among the squares; a mapping, a set, an array of 0 or 2 dimensions),
+            a board side or start that is not whole numbers, wrong length, a square off the board or
             visited twice, a step that is not a knight's move, the wrong start,
             or (closed) an end that does not reach the start.
     """
+    rows, cols = _board(rows, "rows"), _board(cols, "cols")
+    square = tuple(_integers(start, "the start", "coordinate"))
+    if len(square) != 2:
+        raise InvalidSolution(f"the start {square} is not a square (row, col)")
+    start = (square[0], square[1])
     tour = _integers(tour, "the tour", "step")
     size = rows * cols
     if len(tour) != size:
@@ -93,6 +119,7 @@ def check_queens(n: int, cols: Sequence[int]) -> None:
             list among the columns), wrong length, a column off the board, or two
             queens sharing a column or a diagonal.
     """
+    n = _board(n, "n")
     cols = _integers(cols, "the placement", "row")
     if len(cols) != n:
         raise InvalidSolution(f"placement has {len(cols)} queens, an {n} x {n} board needs {n}")

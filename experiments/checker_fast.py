@@ -11,7 +11,7 @@ message naming the first broken rule.
 from __future__ import annotations
 
 import array
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -32,6 +32,14 @@ def _ints(values: Sequence[int] | np.ndarray) -> np.ndarray | None:
         return None
 
 
+def _plain(values: object) -> bool:
+    """A list, tuple, range, array.array or one-dimensional numpy array: what the fast
+    path takes (anything else, e.g. a dict or set, goes to the exact checker)."""
+    if isinstance(values, np.ndarray):
+        return values.ndim == 1
+    return isinstance(values, (list, tuple, range, array.array))
+
+
 def _distinct(values: np.ndarray, size: int) -> bool:
     return bool(np.bincount(values, minlength=size).max(initial=0) <= 1)
 
@@ -50,8 +58,10 @@ def queens_pass(n: int, cols: Sequence[int] | np.ndarray) -> bool:
 
 def check_queens_fast(n: int, cols: Sequence[int] | np.ndarray) -> None:
     """:func:`experiments.checker.check_queens`, fast on big boards (same errors)."""
-    if n < FAST_FROM or not queens_pass(n, cols):
-        check_queens(n, cols.tolist() if isinstance(cols, np.ndarray) else cols)
+    if isinstance(cols, Iterator):
+        cols = list(cols)
+    if not isinstance(n, int) or n < FAST_FROM or not _plain(cols) or not queens_pass(n, cols):
+        check_queens(n, cols)  # type: ignore[arg-type]  # an array is checked too
 
 
 def tour_pass(rows: int, cols: int, start: tuple[int, int], tour: Sequence[int],
@@ -75,5 +85,8 @@ def tour_pass(rows: int, cols: int, start: tuple[int, int], tour: Sequence[int],
 def check_tour_fast(rows: int, cols: int, start: tuple[int, int], tour: Sequence[int],
                     closed: bool = False) -> None:
     """:func:`experiments.checker.check_tour`, fast on big boards (same errors)."""
-    if rows * cols < FAST_FROM or not tour_pass(rows, cols, start, tour, closed):
+    if isinstance(tour, Iterator):  # a generator: read it once, for both checkers
+        tour = list(tour)
+    if (not isinstance(rows, int) or not isinstance(cols, int) or rows * cols < FAST_FROM
+            or not _plain(tour) or not tour_pass(rows, cols, start, tour, closed)):
         check_tour(rows, cols, start, tour, closed)

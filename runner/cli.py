@@ -189,18 +189,21 @@ def main(argv: list[str] | None = None) -> int:
 
 def cmd_validate(args, console: Console) -> int:
     from .config import DEFAULT_TRIAL_CAP, load_config
-    from .sweep import iter_trials, plan_size
+    from .sweep import EXACT_COUNT_BLOCKS, check_blocks, iter_trials, plan_size
 
     config = load_config(args.config, args.overrides)
     label = escape(" ".join([args.config, *args.overrides]))  # [6,6] is no rich markup
     planned, how = plan_size(config, DEFAULT_TRIAL_CAP)
     if planned > DEFAULT_TRIAL_CAP:
-        # too large to walk: check the first trials only, count by arithmetic
+        # too large to walk: check one trial of each block, count by arithmetic
         samples = list(itertools.islice(iter_trials(config), 5))
+        whole = check_blocks(config)
         size = f"{planned:,}" if how == "exact" else f"{how} {planned:,}"
         console.print(f"{label}: OK -- problem {config.problem.name}, {size} trials: over "
-                      f"the cap of {DEFAULT_TRIAL_CAP:,}, `btlab run` needs --yes (only the first "
-                      "trials were checked)")
+                      f"the cap of {DEFAULT_TRIAL_CAP:,}, `btlab run` needs --yes ("
+                      + ("one trial of each combination of the matrix lists was checked)"
+                         if whole else f"one trial of each of the first {EXACT_COUNT_BLOCKS:,} "
+                         "combinations of the matrix lists was checked)"))
     else:
         total = 0
         samples = []

@@ -30,7 +30,7 @@ import errno
 import json
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, Mapping, Optional
 
@@ -278,7 +278,9 @@ def _check_value(config: SweepConfig, adapters, key: str, value: Any, key_path: 
     if key not in adapters:
         raise config.error(key_path, f"a parameter of {config.problem.name}: {', '.join(names)}",
                            f"unknown parameter {key!r}",
-                           did_you_mean(key, names) or "remove it")
+                           f"{key} is a top-level key, not a parameter: write {key}: ... at "
+                           "the top level, one value per config" if key in SweepModel.model_fields
+                           else did_you_mean(key, names) or "remove it")
     try:
         adapters[key].validate_python(value)
     except ValidationError as exc:
@@ -289,12 +291,35 @@ def _check_value(config: SweepConfig, adapters, key: str, value: Any, key_path: 
                           ) from None
 
 
+def _fits(adapter: TypeAdapter, value: Any) -> bool:
+    """True when ``value`` is a valid value of the parameter."""
+    try:
+        adapter.validate_python(value)
+    except ValidationError:
+        return False
+    return True
+
+
+def _flow(value: Any) -> str:
+    """A value written as YAML flow, e.g. ``[0, 0]`` or ``[first, count]``."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    return json.dumps(value) if not isinstance(value, str) else value
+
+
 def _check_params(config: SweepConfig) -> None:
     m = config.model
     adapters = _adapters(config.problem)
     expandable = config.problem.expand_all
     for key, value in m.fixed.items():
-        _check_value(config, adapters, key, value, ("fixed", key), ("fixed", key))
+        try:
+            _check_value(config, adapters, key, value, ("fixed", key), ("fixed", key))
+        except ConfigError as exc:
+            if key in adapters and isinstance(value, list) and value and all(_fits(adapters[key], v)
+                                                         for v in value):
+                raise replace(exc, fix=f"fixed takes one value; to sweep these, move {key} "
+                              f"under matrix: {key}: {_flow(value)}") from None
+            raise
     for key, values in m.matrix.items():
         if key in m.fixed:
             raise config.error(("matrix", key), "each parameter either fixed or swept",
@@ -317,7 +342,20 @@ def _check_params(config: SweepConfig) -> None:
             raise config.error(("matrix", key), "a non-empty list of values", "an empty list",
                                f"give at least one value, or delete matrix.{key}")
         for i, value in enumerate(values):
-            _check_value(config, adapters, key, value, ("matrix", key), ("matrix", key, i))
+            if value == "all" and key in expandable:
+                raise config.error(("matrix", key, i), f"values of {key} in the list (all "
+                                   "stands for every value, and is written alone)",
+                                   f"all inside the list {describe(values)}",
+                                   f"write {key}: all" if len(values) == 1 else
+                                   f"write {key}: all alone, or list the values")
+            try:
+                _check_value(config, adapters, key, value, ("matrix", key), ("matrix", key, i))
+            except ConfigError as exc:
+                if key in adapters and _fits(adapters[key], values):  # start: [0, 0], one square
+                    raise replace(exc, fix=f"matrix.{key} lists values: for the one value "
+                                  f"{_flow(values)} write {key}: [{_flow(values)}], or move "
+                                  f"it to fixed") from None
+                raise
     for section in ("exclude", "include"):
         for i, entry in enumerate(getattr(m, section)):
             if not entry:
@@ -340,6 +378,12 @@ def _check_params(config: SweepConfig) -> None:
                         adapters[key].validate_python(value)
                     except ValidationError:
                         for j, alt in enumerate(value):
+                            if alt == "all" and key in expandable:
+                                raise config.error(path + (j,), f"a value of {key} (all "
+                                                   "stands for every value: to drop them "
+                                                   "all, exclude on the other keys alone)",
+                                                   "all", f"write {key}: [...] with the "
+                                                   "values to drop") from None
                             _check_value(config, adapters, key, alt, path, path + (j,))
                         continue
                 _check_value(config, adapters, key, value, path, path)

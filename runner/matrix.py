@@ -38,16 +38,20 @@ ExpandAll = Mapping[str, Callable[[Mapping[str, Any]], Sequence[Any]]]
 
 
 class ExpansionError(ValueError):
-    """``all`` could not be expanded: the parameters it depends on are missing.
+    """``all`` could not be expanded: the parameters it depends on are missing, or
+    (``extends``) it is in an include entry that extends original combinations.
 
     Attributes:
         key: the parameter that is ``all``; missing: what its expansion lacked;
-        entry: the include entry that made the combination, or None (an original one).
+        entry: the include entry that made the combination, or None (an original one);
+        extends: the entry extends combinations (all would multiply them).
     """
 
-    def __init__(self, key: str, missing: str, entry: int | None = None):
-        super().__init__(f"{key}: all needs {missing}")
-        self.key, self.missing, self.entry = key, missing, entry
+    def __init__(self, key: str, missing: str, entry: int | None = None,
+                 extends: bool = False):
+        super().__init__(f"{key}: all in include entry {entry}, which extends a combination"
+                         if extends else f"{key}: all needs {missing}")
+        self.key, self.missing, self.entry, self.extends = key, missing, entry, extends
 
 
 def same(a: Any, b: Any) -> bool:
@@ -56,10 +60,15 @@ def same(a: Any, b: Any) -> bool:
     return a is b or norm(a) == norm(b)
 
 
-def _matches(value: Any, wanted: Any) -> bool:
+#: ``(combination, key, a, b) -> bool``: values ``a`` and ``b`` of ``key`` make the same
+#: search in that combination (``board: 5`` and ``board: [5, 5]``).
+Equal = Callable[[Mapping[str, Any], str, Any, Any], bool]
+
+
+def _matches(value: Any, wanted: Any, equal: Callable[[Any, Any], bool] = same) -> bool:
     """An exclude value: equal, or equal to one of its alternatives when it is a list."""
-    return same(value, wanted) or (isinstance(wanted, list)
-                                   and any(same(value, x) for x in wanted))
+    return equal(value, wanted) or (isinstance(wanted, list)
+                                    and any(equal(value, x) for x in wanted))
 
 
 def find(values: Sequence[Any], wanted: Any) -> int | None:
@@ -137,7 +146,7 @@ def _expand(key: str, fn: Callable, params: Mapping[str, Any]) -> Sequence[Any]:
 
 def blocks(fixed: Mapping[str, Any], matrix: Mapping[str, Any],
            exclude: Sequence[Mapping[str, Any]], include: Sequence[Mapping[str, Any]],
-           expand_all: ExpandAll) -> Iterator[Block]:
+           expand_all: ExpandAll, equal: Equal | None = None) -> Iterator[Block]:
     """The blocks of a sweep: the original combinations (exclude applied, include
     extensions attached) in product order, then one block per include entry that
     extended none.
@@ -148,6 +157,8 @@ def blocks(fixed: Mapping[str, Any], matrix: Mapping[str, Any],
             ``expand_all``.
         exclude, include: the entries, as written.
         expand_all: parameter -> function giving the values ``all`` stands for.
+        equal: when two values of a key are the same for ``exclude`` (default:
+            equal as written, :func:`same`); the runner passes "the same search".
 
     Raises:
         ExpansionError: ``all`` whose values cannot be computed from the
@@ -177,12 +188,16 @@ def blocks(fixed: Mapping[str, Any], matrix: Mapping[str, Any],
             block.values = _expand(all_key, expand_all[all_key], params)
             if all_key in matrix:
                 src[all_key] = ("matrix", all_key)
-        if not _exclude(block, exclude):
+        if not _exclude(block, exclude, equal):
             continue
         for j, entry in enumerate(include):
             if not all(same(params[k], v) for k, v in entry.items()
                        if k in original and k != block.key):
                 continue
+            spread = next((k for k, v in entry.items() if is_all(k, v) and k != block.key),
+                          None)
+            if spread is not None:  # all would have to multiply a combination it extends
+                raise ExpansionError(spread, "", j, extends=True)
             if block.key is not None and block.key in entry:
                 at = find(block.values, entry[block.key])
                 if at is None or at in block.dropped:
@@ -219,10 +234,16 @@ def _distinct(values: Sequence[Any]) -> list[int]:
     return out
 
 
-def _exclude(block: Block, exclude: Sequence[Mapping[str, Any]]) -> bool:
+def _exclude(block: Block, exclude: Sequence[Mapping[str, Any]],
+             equal: Equal | None = None) -> bool:
     """Apply ``exclude`` to an original block; False when nothing of it is left."""
+    def eq(key: str) -> Callable[[Any, Any], bool]:
+        if equal is None:
+            return same
+        return lambda a, b: same(a, b) or equal(block.params, key, a, b)
+
     for entry in exclude:
-        if not all(_matches(block.params.get(k), v) for k, v in entry.items()
+        if not all(_matches(block.params.get(k), v, eq(k)) for k, v in entry.items()
                    if k != block.key):
             continue
         if block.key is None or block.key not in entry:

@@ -19,21 +19,35 @@ from pydantic import ValidationError
 
 from . import plugins
 from .config import DEFAULT_TRIAL_CAP, SweepConfig
+from .exclude_values import exclude_values, same_search
 from .matrix import Block, ExpansionError, blocks, find
 from .spec import ParamError
 from .trial import Trial
 from .value_messages import describe
 
-__all__ = ["check_trial_cap", "count_trials", "expand", "iter_trials", "plan_size",
-           "product_size"]
+__all__ = ["EXACT_COUNT_BLOCKS", "check_blocks", "check_trial_cap", "count_trials", "expand",
+           "iter_trials", "plan_size", "product_size"]
+
+
+#: A sweep of at most this many blocks (the matrix lists multiplied, an ``all``
+#: counted once) is counted exactly by :func:`plan_size` whatever its size: a
+#: block is counted by arithmetic, in about 0.1 ms.
+EXACT_COUNT_BLOCKS = 10_000
 
 
 def _blocks(config: SweepConfig) -> Iterator[Block]:
     """The blocks of a config's sweep (:func:`runner.matrix.blocks`), or a ConfigError."""
     m = config.model
     try:
-        yield from blocks(m.fixed, m.matrix, m.exclude, m.include, config.problem.expand_all)
+        yield from blocks(m.fixed, m.matrix, exclude_values(config), m.include,
+                          config.problem.expand_all, same_search(config))
     except ExpansionError as exc:
+        if exc.extends:
+            raise config.error(("include", exc.entry, exc.key), f"one value of {exc.key} in an "
+                               "include entry that extends combinations of the matrix (all "
+                               "stands for every value, which only matrix or fixed can sweep)",
+                               f"{exc.key}: all", f"sweep it in matrix ({exc.key}: all), or "
+                               f"give one value, e.g. {exc.key}: [0, 0]") from None
         if exc.entry is not None:
             raise config.error(("include", exc.entry), f"{exc.key}: all with the parameters "
                                "it depends on, in this include entry or in fixed (the entry "
@@ -111,38 +125,79 @@ def iter_trials(config: SweepConfig) -> Iterator[Trial]:
             if frozen in seen:
                 continue
             seen.add(frozen)
-            _check_ranges(config, ranges, columns, src)
-            try:
-                problem.check_strategy(columns)
-                problem.check(columns)
-            except ParamError as exc:
-                raise config.error(src.get(exc.param, ("fixed",)), exc.expected, exc.found,
-                                   exc.fix) from None
-            split = None
-            if m.split is not None:
-                split = m.split if isinstance(m.split, str) else m.split["depth"]
-                if problem.split is None:
-                    raise config.error(("split",), f"no split: problem {problem.name} "
-                                       "defines no split support", f"split: {m.split}",
-                                       "drop split")
-                try:
-                    problem.split.check(columns)
-                except ParamError as exc:
-                    raise config.error(("split",), exc.expected, exc.found, exc.fix) from None
-            used = dict(problem.plugins(columns)) if problem.plugins else {}
-            if plugins.is_ref(problem.name):
-                used["problem"] = problem.name
-            for param, ref in used.items():
-                if ref not in hashes:
-                    try:
-                        hashes[ref] = plugins.source_hash(ref)
-                    except plugins.PluginError as exc:
-                        raise config.error(src.get(param, ("problem",)), exc.expected,
-                                           exc.found, exc.fix) from None
-            trial_plugins = {ref: hashes[ref] for ref in used.values()}
+            split, trial_plugins = _check_one(config, columns, src, ranges, hashes)
             for r in range(m.repeats):
                 yield Trial(problem.name, columns, budget.nodes, budget.seconds, m.seed, r,
                             split=split, plugins=trial_plugins)
+
+
+def _check_one(config: SweepConfig, columns: dict, src: dict, ranges: dict,
+               hashes: dict[str, str]) -> tuple[Any, dict[str, str]]:
+    """Check one combination's canonical ``columns`` (``src``: where each value is
+    written); ``hashes`` caches plug-in source hashes. Returns (split, plug-ins).
+
+    Raises:
+        ConfigError: a combination that cannot be run, naming the key it came from.
+    """
+    m = config.model
+    problem = config.problem
+    _check_ranges(config, ranges, columns, src)
+    try:
+        problem.check_strategy(columns)
+        problem.check(columns)
+    except ParamError as exc:
+        raise config.error(src.get(exc.param, ("fixed",)), exc.expected, exc.found,
+                           exc.fix) from None
+    split = None
+    if m.split is not None:
+        split = m.split if isinstance(m.split, str) else m.split["depth"]
+        if problem.split is None:
+            raise config.error(("split",), f"no split: problem {problem.name} "
+                               "defines no split support", f"split: {m.split}",
+                               "drop split")
+        try:
+            problem.split.check(columns)
+        except ParamError as exc:
+            raise config.error(("split",), exc.expected, exc.found, exc.fix) from None
+    used = dict(problem.plugins(columns)) if problem.plugins else {}
+    if plugins.is_ref(problem.name):
+        used["problem"] = problem.name
+    for param, ref in used.items():
+        if ref not in hashes:
+            try:
+                hashes[ref] = plugins.source_hash(ref)
+            except plugins.PluginError as exc:
+                raise config.error(src.get(param, ("problem",)), exc.expected,
+                                   exc.found, exc.fix) from None
+    trial_plugins = {ref: hashes[ref] for ref in used.values()}
+    return split, trial_plugins
+
+
+def check_blocks(config: SweepConfig, limit: int = EXACT_COUNT_BLOCKS) -> bool:
+    """Check a sweep too large to walk, one combination per block: the first value
+    of each ``all`` (every value of one board is a square of it) and each value an
+    include entry extends, as :func:`iter_trials` checks them. A board too large
+    for its strategy, or ``n`` over 64 on the compiled engine, is found however far
+    into the sweep it sits.
+
+    Returns:
+        True when every block was checked; False when there are more than
+        ``limit`` blocks (the first ``limit`` were).
+
+    Raises:
+        ConfigError: see :func:`iter_trials`.
+    """
+    include = config.model.include
+    hashes: dict[str, str] = {}
+    ranges = _int_ranges(config.problem.columns)
+    for n, block in enumerate(b for b in _blocks(config) if len(b)):
+        if n == limit:
+            return False
+        first = next(i for i in range(len(block.values)) if i not in block.dropped)
+        for i in sorted({first, *block.var_ext}):
+            params, src = block.at(i, include)
+            _check_one(config, _columns(config, block, params), src, ranges, hashes)
+    return True
 
 
 def expand(config: SweepConfig) -> list[Trial]:
@@ -289,11 +344,18 @@ def _count(config: SweepConfig, limit: int | None) -> tuple[int, bool]:
 def plan_size(config: SweepConfig, cap: int = DEFAULT_TRIAL_CAP) -> tuple[int, str]:
     """How many trials a sweep has, for ``btlab validate`` and the cap check.
 
+    A sweep of at most :data:`EXACT_COUNT_BLOCKS` blocks is counted exactly
+    (``start: all`` on two 2000 x 2000 boards: 8,000,000); a larger one up to the
+    cap only.
+
     Returns:
         (n, how): ``how`` is ``"exact"`` (n trials), ``"at least"`` (the
         sweep has at least n > cap trials: the matrix lists alone multiply to n,
         so it was not walked) or ``"more than"`` (counting stopped at n > cap).
     """
+    blocks = product_size(config) // config.model.repeats
+    if blocks <= EXACT_COUNT_BLOCKS:  # cheap to count whole, however large the sweep
+        return _count(config, None)[0], "exact"
     quick = product_size(config) if not config.model.exclude else 0
     if quick > cap:
         return quick, "at least"

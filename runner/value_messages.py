@@ -71,6 +71,14 @@ def from_pydantic(cfg_error, err: Any, prefix: KeyPath, allowed_keys: list[str])
         if kind.startswith("less"):
             expected += _BOUND_REASONS.get(tuple(k for k in loc if isinstance(k, str)), "")
         found = describe(err.get("input"))
+    elif kind in ("list_type", "dict_type") and loc[:1] in (("include",), ("exclude",)) \
+            and len(loc) <= 2:
+        # include: {board: 5} (one mapping, not a list of them), or include: [5]
+        expected = (f"{loc[0]}: a list of mappings of parameter: value, e.g. "
+                    f"{loc[0]}: [{{heuristic: warnsdorff, tie_break: roth}}]")
+        value = err.get("input")
+        fix = (f"put the mapping in a list: {loc[0]}: [{json.dumps(value, default=str)}]"
+               if isinstance(value, dict) else "write each entry as {parameter: value, ...}")
     elif kind == "string_pattern_mismatch" and loc == ("name",):
         expected = ("a name of letters, digits, '.', '_' and '-', starting with a letter or "
                     "digit (it names the results folder results/<name>, so no '/' or '..')")
@@ -143,13 +151,22 @@ def param_error(cfg_error, errors: list[dict], value: Any, path: KeyPath, names:
 
     best = min(errors, key=rank)
     union = any(_is_branch(e["loc"][0]) for e in errors if e["loc"])
+    key = next((k for k in reversed(path) if isinstance(k, str)), "")
+    if (union and shape and best["type"] == "literal_error"
+            and any(rank(e) for e in errors)):
+        # a name where the parameter also takes a list (move_order: '1,2', start: al):
+        # say both shapes, not only the names
+        listed = best["ctx"]["expected"].replace(" or ", ", ").split(",")
+        close = did_you_mean(value, [c.strip().strip("'") for c in listed])
+        return cfg_error(path, shape, describe(value),
+                         close or (f"write e.g. {key}: {example}" if example
+                                   else "see the README's Config format"))
     if rank(best) == 0 or not (union or shape):
         return from_pydantic(cfg_error, inner(best), path, names)
     found = describe(value)
     if isinstance(value, list):
         found = ("an empty list" if not value else
                  f"{found} (a list of {len(value)} item{'s' if len(value) != 1 else ''})")
-    key = next((k for k in reversed(path) if isinstance(k, str)), "")
     return cfg_error(path, shape or "a value of the type listed in the README", found,
                      f"write e.g. {key}: {example}" if example
                      else "see the README's Config format")

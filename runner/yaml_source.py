@@ -108,6 +108,7 @@ def _positions(node: yaml.Node, path: KeyPath, out: dict, source: str) -> None:
     if isinstance(node, yaml.MappingNode):
         seen: set = set()
         for key_node, value_node in node.value:
+            _check_key(key_node, path, source)
             key = key_node.value
             if key in seen:
                 raise ConfigError(source, key_node.start_mark.line + 1,
@@ -120,6 +121,42 @@ def _positions(node: yaml.Node, path: KeyPath, out: dict, source: str) -> None:
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
             _positions(item, path + (i,), out, source)
+    if node.tag in _OBJECT_TAGS:
+        mark = node.start_mark
+        raise ConfigError(source, mark.line + 1, mark.column + 1, path,
+                          "plain YAML data: mappings, lists, strings, numbers, booleans",
+                          f"a value tagged {_OBJECT_TAGS[node.tag]}",
+                          "remove the tag and write the value plainly")
+
+
+#: Tags of the safe loader that build something no config value is (bytes, sets,
+#: ordered pairs): refused where they stand, not turned into text or lists.
+_OBJECT_TAGS = {"tag:yaml.org,2002:binary": "!!binary (bytes)",
+                "tag:yaml.org,2002:set": "!!set",
+                "tag:yaml.org,2002:omap": "!!omap",
+                "tag:yaml.org,2002:pairs": "!!pairs"}
+_STR_TAG, _MERGE_TAG = "tag:yaml.org,2002:str", "tag:yaml.org,2002:merge"
+
+
+def _check_key(key_node: yaml.Node, path: KeyPath, source: str) -> None:
+    """Refuse a key that is not a name: a list or mapping (``? [a, b]``), or a scalar
+    YAML reads as a number, boolean, null or date (``1:``, ``true:``, ``~:``)."""
+    if isinstance(key_node, yaml.ScalarNode) and key_node.tag in (_STR_TAG, _MERGE_TAG):
+        return
+    mark = key_node.start_mark
+    if isinstance(key_node, yaml.ScalarNode):
+        kind = {"int": "a number", "float": "a number", "bool": "a boolean",
+                "null": "null", "timestamp": "a date"}.get(key_node.tag.rsplit(":", 1)[-1],
+                                                           f"a {key_node.tag} value")
+        found = f"the key {key_node.value!r}, which YAML reads as {kind}"
+        fix = ("use a key named in the README's Config format; quote it if it must "
+               "be text")
+    else:
+        found = ("a list used as a key" if isinstance(key_node, yaml.SequenceNode)
+                 else "a mapping used as a key")
+        fix = "write key: value with a plain name as the key"
+    raise ConfigError(source, mark.line + 1, mark.column + 1, path,
+                      "keys that are names (text), e.g. board:", found, fix)
 
 
 def load_value(text: str, source: str) -> Any:
@@ -128,7 +165,8 @@ def load_value(text: str, source: str) -> Any:
     characters can hold an alias bomb too).
 
     Raises:
-        ConfigError: over the bounds (expected, found and fix to be re-used).
+        ConfigError: over the bounds, a key that is not a name, a key given twice or
+            a value tagged !!binary or !!set (expected, found and fix to be re-used).
         yaml.YAMLError: malformed YAML, or a tag that builds a Python object.
     """
     loader = yaml.SafeLoader(text)  # PyYAML's own: a value is short, its messages stable
@@ -142,6 +180,7 @@ def load_value(text: str, source: str) -> Any:
         if node is None:
             return None
         _expanded_size(node, source)
+        _positions(node, (), {}, source)  # keys that are names, no bytes or sets
         return loader.construct_document(node)
     finally:
         loader.dispose()
@@ -179,6 +218,12 @@ def parse_yaml(text: str, source: str) -> tuple[Any, dict]:
         # the key whose value holds the tag: the last key that starts before it
         path = max((p for p, pos in positions.items() if where and pos <= where),
                    key=lambda p: (positions[p], len(p)), default=()) if where else ()
+        if "for merging" in tag:  # <<: *a where a is not a mapping
+            raise ConfigError(
+                source, where[0] if where else None, where[1] if where else None, path,
+                "a mapping (or a list of mappings) after the merge key <<:",
+                tag.strip(), "merge a mapping: <<: *name, where &name marks a mapping"
+            ) from None
         raise ConfigError(
             source, where[0] if where else None, where[1] if where else None, path,
             "plain YAML data: mappings, lists, strings, numbers, booleans",
@@ -192,6 +237,16 @@ def parse_yaml(text: str, source: str) -> tuple[Any, dict]:
                           if "digits" in str(exc) else f"a value that cannot be read: {exc}",
                           "write a number that fits the key (see the README's Config format)"
                           ) from None
+    except yaml.reader.ReaderError as exc:  # a control character (NUL, ...) in the text
+        at = max(0, min(exc.position, len(text)))
+        line = text.count("\n", 0, at) + 1
+        column = at - (text.rfind("\n", 0, at) + 1) + 1
+        char = exc.character if isinstance(exc.character, str) else chr(exc.character)
+        raise ConfigError(source, line, column, (), "YAML text (no control characters)",
+                          f"the control character U+{ord(char):04X}"
+                          + (" (a NUL byte)" if char == "\0" else ""),
+                          "remove it: the file holds binary data, or was saved by a tool "
+                          "that wrote it") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)

@@ -19,7 +19,7 @@ from runner.cli import main
 from runner.config import parse_config
 from runner.errors import ConfigError
 from runner.matrix import combinations
-from runner.sweep import check_trial_cap, count_trials, expand, plan_size
+from runner.sweep import EXACT_COUNT_BLOCKS, check_trial_cap, count_trials, expand, plan_size
 
 BASE = "name: t\nproblem: knights_tour\n"
 
@@ -288,8 +288,34 @@ def test_count_of_a_sweep_over_the_cap_of_many_blocks():
     # 25 starts x 3 x 2 x 7000 = 1,050,000 > 1,000,000; none under the cap of a block
     assert count_trials(config) == 1_050_000
     assert plan_size(config) == (1_050_000, "exact")
-    n, how = plan_size(config, cap=100_000)
-    assert how == "more than" and n > 100_000
+    # six blocks are counted whole whatever the cap
+    assert plan_size(config, cap=100_000) == (1_050_000, "exact")
+
+
+def test_over_the_cap_several_large_blocks_are_counted_exactly(capsys, tmp_path):
+    body = ("fixed: {strategy: iterative, engine: compiled, heuristic: warnsdorff}\n"
+            "matrix: {board: [[2000, 2000], [1000, 1000]], start: all}\n"
+            "exclude: [{start: [0, 0]}, {start: [1999, 1999]}]\nrepeats: 3\n")
+    # (4,000,000 + 1,000,000 - 3 excluded) x 3
+    assert plan_size(cfg(body)) == (14_999_991, "exact")
+    path = tmp_path / "big.yaml"
+    path.write_text(BASE + body)
+    assert main(["validate", str(path)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "14,999,991 trials: over the cap of 1,000,000" in out
+    # one board written two ways is one board
+    same = ("fixed: {strategy: iterative, engine: compiled, heuristic: warnsdorff}\n"
+            "matrix: {board: [[2000, 2000], 2000], start: all}\nrepeats: 3\n")
+    assert plan_size(cfg(same)) == (12_000_000, "exact")
+
+
+def test_a_sweep_of_very_many_blocks_is_counted_up_to_the_cap():
+    config = parse_config("name: q\nproblem: n_queens\nfixed: {strategy: bitmask, mode: count}\n"
+                          "matrix:\n  n: [" + ", ".join(str(i) for i in range(1, 10_002))
+                          + "]\nexclude: [{n: 1}]\nrepeats: 200\n", "t.yaml")
+    assert len(config.model.matrix["n"]) > EXACT_COUNT_BLOCKS
+    n, how = plan_size(config)
+    assert how == "more than" and 1_000_000 < n < 2_000_000
 
 
 def test_an_original_combination_no_entry_completes_is_named():
@@ -314,3 +340,53 @@ def test_values_listed_twice_do_not_multiply_the_walk():
     began = time.perf_counter()
     assert count_trials(config) == len(expand(config)) == 6
     assert time.perf_counter() - began < 1.0
+
+
+@pytest.mark.parametrize("body, fragments", [
+    pytest.param("problem: n_queens\nfixed: {strategy: bitmask, mode: count}\n"
+                 "matrix:\n  n: [" + ", ".join(str(i) for i in range(1, 101)) + "]\n"
+                 "  engine: [python, compiled]\nrepeats: 10000\n",
+                 ["matrix.n[64]", "at most 64 with engine 'compiled'", "n = 65"],
+                 id="queens-n-65-compiled-late-in-the-sweep"),
+    pytest.param("problem: knights_tour\nfixed: {strategy: iterative}\n"
+                 "matrix: {board: [[1000, 1000], [2001, 2000]], start: all}\n",
+                 ["matrix.board[1]", "at most 4,000,000 squares for strategy 'iterative'"],
+                 id="knights-second-board-too-large"),
+    pytest.param("problem: knights_tour\nmatrix: {board: [[500, 500], [400, 400]], start: all}\n"
+                 "include: [{board: [400, 400], start: [3, 3], strategy: amb}]\nrepeats: 3\n",
+                 ["error at include[0].board", "at most 64 squares for strategy 'amb'"],
+                 id="include-extends-one-start"),
+])
+def test_validate_over_the_cap_checks_every_block(tmp_path, capsys, body, fragments):
+    path = tmp_path / "big.yaml"
+    path.write_text("name: t\n" + body)
+    assert main(["validate", str(path)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    for fragment in fragments:
+        assert fragment in err, err
+
+
+@pytest.mark.parametrize("exclude, rows", [
+    ("[{board: [5, 6]}]", [5, 6, 7]),          # the board 5 x 6, not boards 5 and 6
+    ("[{board: [[5, 6]]}]", [5, 6, 7]),
+    ("[{board: [7, 6]}]", [5, 5, 6, 7]),       # the board 7 x 6, in no combination
+    ("[{board: [7, 6, 5]}]", [5]),             # no board of 3 sides: alternatives
+])
+def test_an_exclude_list_that_is_one_value_drops_that_value(exclude, rows):
+    config = cfg(f"matrix: {{board: [[5, 6], 5, 6, 7]}}\nexclude: {exclude}\n")
+    assert [t.columns["rows"] for t in expand(config)] == rows
+    assert count_trials(config) == len(rows)
+
+
+@pytest.mark.parametrize("body, rows", [
+    ("matrix: {board: [5, 6]}\nexclude: [{board: [5, 5]}]\n", [6]),
+    ("matrix: {board: [[5, 5], 6]}\nexclude: [{board: 5}]\n", [6]),
+    ("matrix: {board: [5, 6], move_order: [default]}\nexclude: [{board: 5, move_order: "
+     "[[-1, -2], [-2, -1], [-2, 1], [-1, 2], [1, 2], [2, 1], [2, -1], [1, -2]]}]\n", [6]),
+    # two names are two values, even where heuristic none reads neither
+    ("matrix: {board: [5], tie_break: [roth, pohl]}\nexclude: [{tie_break: roth}]\n", [5]),
+])
+def test_exclude_drops_the_same_search_however_written(body, rows):
+    config = cfg(body)
+    assert [t.columns["rows"] for t in expand(config)] == rows
+    assert count_trials(config) == len(rows)

@@ -103,7 +103,8 @@ class KnightsParams(Params):
     start: Union[tuple[NonNegativeInt, NonNegativeInt], Literal["all"]] = Field(
         (0, 0), description="[row, col], two whole numbers >= 0 (0-based, row 0 at the "
         "top), or all (every square, in matrix)", examples=["[0, 0]", "all"])
-    heuristic: Annotated[str, AfterValidator(_heuristic)] = "none"
+    heuristic: Annotated[str, AfterValidator(_heuristic)] = Field(
+        "none", description=f"a heuristic: {_HEURISTIC_CHOICES}", examples=["warnsdorff"])
     tie_break: Literal[TIE_BREAKS] = "move_order"  # type: ignore[valid-type]
     strategy: Literal[tuple(STRATEGIES)] = "recursive"  # type: ignore[valid-type]
     mode: Literal["first", "count"] = "first"
