@@ -159,6 +159,19 @@ def _check_key(key_node: yaml.Node, path: KeyPath, source: str) -> None:
                       "keys that are names (text), e.g. board:", found, fix)
 
 
+def _single_node(loader: Any, source: str, fix: str) -> Any:
+    """The loader's one document as a node graph (None for an empty one).
+
+    Raises:
+        ConfigError: nesting deeper than the parser's recursion can follow.
+    """
+    try:
+        return loader.get_single_node()
+    except RecursionError:
+        raise ConfigError(source, None, None, (), f"mappings and lists nested at most "
+                          f"{MAX_DEPTH} deep", "nesting too deep to read", fix) from None
+
+
 def load_value(text: str, source: str) -> Any:
     """One YAML value (a command-line override's) read like a config: the safe loader,
     within :data:`MAX_NODES` and :data:`MAX_DEPTH` (a value of a few hundred
@@ -171,12 +184,7 @@ def load_value(text: str, source: str) -> Any:
     """
     loader = yaml.SafeLoader(text)  # PyYAML's own: a value is short, its messages stable
     try:
-        try:
-            node = loader.get_single_node()
-        except RecursionError:
-            raise ConfigError(source, None, None, (), f"mappings and lists nested at most "
-                              f"{MAX_DEPTH} deep", "nesting too deep to read",
-                              "write the value out plainly") from None
+        node = _single_node(loader, source, "write the value out plainly")
         if node is None:
             return None
         _expanded_size(node, source)
@@ -199,12 +207,7 @@ def parse_yaml(text: str, source: str) -> tuple[Any, dict]:
     loader = _LOADER(text)
     positions: dict = {}
     try:
-        try:
-            node = loader.get_single_node()
-        except RecursionError:
-            raise ConfigError(source, None, None, (), f"mappings and lists nested at most "
-                              f"{MAX_DEPTH} deep", "nesting too deep to read",
-                              "write the values out plainly") from None
+        node = _single_node(loader, source, "write the values out plainly")
         if node is None:
             raise ConfigError(source, 1, 1, (), "a mapping with name, problem, fixed, matrix, ...",
                               "an empty file", "see configs/ for examples")
