@@ -9,6 +9,7 @@ is the long part (boards of millions of squares, ten million queens).
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import time
 
@@ -17,6 +18,7 @@ import pytest
 from experiments.knights import STRATEGIES as KNIGHT_STRATEGIES
 from experiments.queens import STRATEGIES as QUEEN_STRATEGIES
 from runner.config import parse_config
+from runner.errors import ConfigError
 from runner.execute import run_trial
 from runner.problems import get_problem
 from runner.sweep import expand
@@ -249,5 +251,11 @@ def test_a_budget_of_centuries_is_no_budget(engine):
     budget = Budget(None, 1e300)
     budget.start()
     assert not budget.out_of_time()
-    row, _ = timed_trial("n_queens", "bitmask", engine, "{n: 6, mode: count}", 1e300)
+    # a config refuses it (at most 1,000,000 s); a trial made in Python runs it as no deadline
+    with pytest.raises(ConfigError, match="budget.seconds"):
+        timed_trial("n_queens", "bitmask", engine, "{n: 6, mode: count}", "1.0e300")
+    text = f"name: t\nproblem: n_queens\nfixed: {{n: 6, mode: count, strategy: bitmask, " \
+           f"engine: {engine}}}\nbudget: {{seconds: 60}}\n"
+    trial = dataclasses.replace(expand(parse_config(text, "<t>"))[0], budget_seconds=1e300)
+    row = run_trial(trial)
     assert row["error"] is None and row["status"] == "exhausted" and row["solutions"] == 4
