@@ -121,6 +121,8 @@ def _positions(node: yaml.Node, path: KeyPath, out: dict, source: str) -> None:
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
             _positions(item, path + (i,), out, source)
+    if isinstance(node, yaml.ScalarNode) and node.tag in (_INT_TAG, _FLOAT_TAG, _STR_TAG):
+        _check_number(node, path, source)
     if node.tag in _OBJECT_TAGS:
         mark = node.start_mark
         raise ConfigError(source, mark.line + 1, mark.column + 1, path,
@@ -136,6 +138,35 @@ _OBJECT_TAGS = {"tag:yaml.org,2002:binary": "!!binary (bytes)",
                 "tag:yaml.org,2002:omap": "!!omap",
                 "tag:yaml.org,2002:pairs": "!!pairs"}
 _STR_TAG, _MERGE_TAG = "tag:yaml.org,2002:str", "tag:yaml.org,2002:merge"
+_INT_TAG, _FLOAT_TAG = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
+
+
+def _check_number(node: yaml.ScalarNode, path: KeyPath, source: str) -> None:
+    """Refuse the two YAML 1.1 number forms that silently change a value: a leading
+    zero (``017`` is octal 15) and colons (``1:20`` is base 60, 80). Decimal, ``0x``
+    and ``0b`` numbers and underscores (``1_000``) are read as written."""
+    text = node.value.replace("_", "").lstrip("+-")
+    if node.tag == _STR_TAG:  # ``09``: not octal, so YAML 1.1 makes it text (plain style:
+        # None from PyYAML, "" from libyaml; quoted text is left alone)
+        if node.style or not (len(text) > 1 and text.isdigit() and text[0] == "0"):
+            return
+        found, fix = (f"{node.value} (YAML 1.1 reads a number with a leading zero and a digit "
+                      "8 or 9 as text)", f"write {node.value[:1].strip('0123456789_')}"
+                      f"{text.lstrip('0') or '0'} for a number, or quote it ('{node.value}') "
+                      "if it is text")
+    elif ":" in text:
+        found, fix = (f"{node.value} (YAML 1.1 reads it as a base-60 number)",
+                      "write the number in decimal, or quote it if it is text")
+    elif node.tag == _INT_TAG and len(text) > 1 and text[0] == "0" and text[1].isdigit():
+        found, fix = (f"{node.value} (YAML 1.1 reads a leading zero as octal: "
+                      f"{int(text, 8) if set(text) <= set('01234567') else '?'})",
+                      f"write {node.value[:1].strip('0123456789_')}{text.lstrip('0') or '0'} "
+                      f"for decimal, or quote it ('{node.value}') if it is text")
+    else:
+        return
+    mark = node.start_mark
+    raise ConfigError(source, mark.line + 1, mark.column + 1, path,
+                      "a number written in decimal (or 0x..., 0b...)", found, fix)
 
 
 def _check_key(key_node: yaml.Node, path: KeyPath, source: str) -> None:

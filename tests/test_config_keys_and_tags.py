@@ -169,3 +169,31 @@ def test_include_and_exclude_of_the_wrong_shape(line, fragments):
     message = " ".join(str(error_of(GOOD + line)).split())
     for fragment in fragments:
         assert fragment in message, message
+
+
+@pytest.mark.parametrize("value, fragments", [
+    ("017", ["017 (YAML 1.1 reads a leading zero as octal: 15)", "write 17 for decimal"]),
+    ("-017", ["octal: 15", "write -17 for decimal"]),
+    ("0_17", ["octal: 15"]),
+    ("09", ["09 (YAML 1.1 reads a number with a leading zero and a digit 8 or 9 as text)",
+            "write 9 for a number, or quote it ('09') if it is text"]),
+    ("0128", ["as text", "write 128 for a number"]),
+    ("1:20", ["1:20 (YAML 1.1 reads it as a base-60 number)"]),
+    ("1:20.5", ["base-60"]),
+])
+def test_yaml_11_numbers_that_change_their_value_are_refused(value, fragments):
+    err = str(error_of(GOOD + f"seed: {value}\n"))
+    assert "t.yaml:4:7: error at seed" in err
+    assert "a number written in decimal" in err
+    for fragment in fragments:
+        assert fragment in err
+
+
+@pytest.mark.parametrize("value, seed", [("17", 17), ("0", 0), ("-0", 0), ("0x10", 16),
+                                         ("0b101", 5), ("1_000", 1000), ("'017'", None)])
+def test_decimal_hex_binary_and_underscored_numbers_are_read_as_written(value, seed):
+    text = GOOD + f"seed: {value}\n"
+    if seed is None:  # quoted: text, refused as a seed by its type, not as octal
+        assert "octal" not in str(error_of(text))
+    else:
+        assert expand(parse_config(text, "t.yaml"))[0].seed == seed
