@@ -59,14 +59,15 @@ from .frames import (
 )
 from .pairing import BOUNDS, Comparison, compare, timing_spread
 from .store import config_of, is_uri, load_rows, part_files
+from .survival import logrank, quantiles, survival
 
 # Public names: this module's, and re-exported those of runner.frames, runner.pairing
 # and runner.censoring that ``from runner import analysis`` users call.
 __all__ = [
     "BOUNDS", "CENSORED", "COUNTERS", "NOT_PARAMETERS", "PARAMETERS", "STATUSES", "TIMINGS",
     "Comparison", "aggregate_repeats", "compare", "format_seconds", "format_value",
-    "is_censored", "load", "parameter_columns", "select", "start_grid", "summary",
-    "timing_spread", "trial_keys",
+    "is_censored", "load", "logrank", "parameter_columns", "quantiles", "select",
+    "start_grid", "summary", "survival", "timing_spread", "trial_keys",
 ]
 
 _GLOB_CHARS = set("*?[")
