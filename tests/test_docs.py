@@ -170,6 +170,8 @@ BLOCKS: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
     ("docs/analysis.md", "backtracks: treatment heuristic=warnsdorff against baseline "
                          "heuristic=static_degree"): (
         OUTPUT, "compared (slow)", ("test_analysis_slow",)),
+    ("docs/analysis.md", 'curves = analysis.survival(df, by="heuristic", metric="nodes")'): (
+        FAST, "section 1", ("test_analysis_fast", "test_analysis_slow")),
     ("docs/analysis.md", "btlab run configs/queens_amb_vs_recursion.yaml --backend serial"): (
         VALIDATED, "minutes of Amb at n = 11: the command parsed and its config loaded; the "
         "block below runs on a smaller sweep of the same shape",
@@ -697,6 +699,8 @@ ANALYSIS_PY = [b for b in extract("docs/analysis.md") if b.lang == "python"]
 def test_analysis_fast(quick_start):
     outs = run_python(ANALYSIS_PY, quick_start)
     assert outs[0].startswith("(192, ")                  # 192 rows, one per trial
+    survival = next(o for b, o in zip(ANALYSIS_PY, outs) if b.first.startswith("curves ="))
+    assert "reached" in survival and "log-rank chi2 = " in survival, survival
     assert (quick_start / "docs" / "img" / "warnsdorff-reduction.png").stat().st_size > 0
     assert (quick_start / "docs" / "img" / "recursion-vs-iteration.png").stat().st_size > 0
     assert (quick_start / "amb-vs-recursion.png").stat().st_size > 0
