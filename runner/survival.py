@@ -16,10 +16,11 @@ this": its cost is right-censored. The estimators here are made for that:
 
 All three use lifelines (``KaplanMeierFitter``, ``logrank_test``).
 
-Which rows count. Repeats are folded first (:func:`runner.frames.aggregate_repeats`,
-counters from the first repeat: they are equal by contract). The event is a
-finished search: ``solved`` in first mode, ``exhausted`` in count mode (rows
-without a ``mode`` column count as first mode). ``node_limit`` and
+Which rows count. Repeats are folded first (:func:`runner.frames.aggregate_repeats`:
+counters from the first repeat, as they are equal by contract; timings the
+median over the repeats). The event is a finished search: ``solved`` in first
+mode, ``exhausted`` in count mode (rows without a ``mode`` column count as
+first mode). ``node_limit`` and
 ``time_limit`` rows are right-censored at their metric value. In first mode an
 ``exhausted`` trial (the search finished and no solution exists) is neither an
 event nor censored and is left out of the curve; ``error`` rows are left out
@@ -161,8 +162,9 @@ def quantiles(df: pd.DataFrame, by: Sequence[str] | str | None = None, metric: s
 
     The q-quantile is the smallest x with S(x) <= 1 - q (lifelines'
     ``qth_survival_times``); its interval is the same reading of the lower and
-    upper confidence bands of :func:`survival` (Brookmeyer & Crowley's idea,
-    on lifelines' exponential Greenwood bands).
+    upper confidence bands of :func:`survival` (the interval of Brookmeyer &
+    Crowley, "A confidence interval for the median survival time",
+    Biometrics 38, 1982, on lifelines' exponential Greenwood bands).
 
     Returns:
         One row per group and q: the ``by`` keys, ``q``, ``value`` (float64,
