@@ -31,15 +31,16 @@ too. Both are counted in ``result.attrs["left_out"]``: a dict
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from lifelines import KaplanMeierFitter
-from lifelines.statistics import logrank_test
 
 from .censoring import CENSORED
 from .frames import aggregate_repeats, as_list, require_columns, select
+
+if TYPE_CHECKING:
+    from lifelines import KaplanMeierFitter
 
 __all__ = ["LogRank", "logrank", "quantiles", "survival"]
 
@@ -96,6 +97,8 @@ def _groups(rows: pd.DataFrame, by: Sequence[str]) -> list[tuple[tuple[Any, ...]
 
 
 def _fit(group: pd.DataFrame, metric: str, alpha: float) -> KaplanMeierFitter:
+    from lifelines import KaplanMeierFitter  # 1.4 s to import: only when a curve is made
+
     kmf = KaplanMeierFitter(alpha=alpha)
     kmf.fit(group[metric].astype("float64").to_numpy(),
             event_observed=group[_EVENT].astype(bool).to_numpy())
@@ -235,6 +238,8 @@ def logrank(df: pd.DataFrame, a: Mapping[str, Any], b: Mapping[str, Any],
     for name, side in (("a", side_a), ("b", side_b)):
         if side.empty:
             raise ValueError(f"logrank: side {name} has no finished or censored trial")
+    from lifelines.statistics import logrank_test
+
     res = logrank_test(side_a[metric].astype("float64"), side_b[metric].astype("float64"),
                        event_observed_A=side_a[_EVENT].astype(bool),
                        event_observed_B=side_b[_EVENT].astype(bool))
