@@ -67,12 +67,13 @@ def headline_rows(where: Any, columns: Sequence[str], wanted: Container[str],
     import pyarrow as pa
 
     from .store import load_rows
-    from .store_read import parts_dataset
+    from .store_read import checked_parts, union_schema
 
-    data = parts_dataset(where)
-    if data is None:
+    loc, infos = checked_parts(where)  # every footer read once, for the schema and the rows
+    if not infos:
         load_rows(where)  # raises the usual ResultsError
-    names = [c for c in columns if c in data.schema.names]
+    schema_all = union_schema(loc, infos)
+    names = [c for c in columns if c in schema_all.names]
     kept = [c for c in names if c != "trial_id"]
     key_cols = [c for c in keys if c in kept]
     index: dict[tuple, int] = {}
@@ -81,7 +82,7 @@ def headline_rows(where: Any, columns: Sequence[str], wanted: Container[str],
     numbers: dict[str, list[np.ndarray]] = {name: [] for name in _NUMBERS}
     stale: set[str] = set()
     seq = 0
-    for batch in _batches(where, [data.schema.field(c) for c in names]):
+    for batch in _batches(loc, infos, [schema_all.field(c) for c in names]):
         ids = batch.column("trial_id").to_pylist()
         many = getattr(wanted, "contains_many", None)  # a TrialIds: vectorised
         mine = many(ids) if many else np.array([i in wanted for i in ids], dtype=bool)
@@ -132,7 +133,7 @@ def headline_rows(where: Any, columns: Sequence[str], wanted: Container[str],
         row = dict(row)
         row["wall_ns"], row["cpu_ns"] = medians.loc[code, "wall_ns"], medians.loc[code, "cpu_ns"]
         rows.append(row)
-    schema = pa.schema([data.schema.field(c) for c in kept])
+    schema = pa.schema([schema_all.field(c) for c in kept])
     schema = schema.set(schema.get_field_index("wall_ns"), pa.field("wall_ns", pa.float64()))
     schema = schema.set(schema.get_field_index("cpu_ns"), pa.field("cpu_ns", pa.float64()))
     frame = pa.Table.from_pylist(rows, schema=schema).to_pandas()
@@ -140,23 +141,23 @@ def headline_rows(where: Any, columns: Sequence[str], wanted: Container[str],
     return HeadlineRows(frame, len(keep), len(stale), len(failed_at), first)
 
 
-def _batches(where: Any, fields: list) -> Iterator[Any]:
-    """The rows of every checked part of ``where``, ``fields`` only, :data:`BATCH_ROWS` at a time.
+def _batches(loc: Any, infos: list, fields: list) -> Iterator[Any]:
+    """The rows of the checked parts ``infos`` of ``loc``, ``fields`` only, :data:`BATCH_ROWS`
+    at a time.
 
     Part by part with :class:`pyarrow.parquet.ParquetFile` (a dataset scanner
     reads ahead and keeps more); a column a part lacks (written by an older
-    btlab) reads as nulls. The parts are those :func:`runner.store_read.checked_parts`
-    accepts; a part damaged past its footer raises the error naming it.
+    btlab) reads as nulls. ``infos`` are what :func:`runner.store_read.checked_parts`
+    gave; a part damaged past its footer raises the error naming it.
 
     Raises:
-        ResultsError: a damaged part (named), or parts of several configs.
+        ResultsError: a damaged part (named).
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from .store_read import checked_parts, damaged
+    from .store_read import damaged
 
-    loc, infos = checked_parts(where)
     for info in infos:
         try:
             part = pq.ParquetFile(loc.fs.open_input_file(info.path))
