@@ -27,6 +27,7 @@ import pandas as pd
 
 from .censoring import is_censored
 from .frames import (
+    TIMINGS,
     aggregate_repeats,
     as_list,
     format_value,
@@ -35,6 +36,7 @@ from .frames import (
     select,
     trial_keys,
 )
+from .pair_keys import most_informative, search_columns, with_tree
 
 #: Values of the bound columns of :func:`compare`.
 BOUNDS = ("exact", ">=", "<=", "unknown")
@@ -55,6 +57,9 @@ class Comparison:
         on: the matching columns.
         unmatched: trials of each side with no partner on the other side
             (``{"baseline": n, "treatment": m}``); they are in neither table.
+        collapsed: trials of each side left out because another trial of the
+            same search told more (pairing on the search only; see
+            :func:`compare`): ``{"baseline": n, "treatment": m}``.
     """
 
     trials: pd.DataFrame
@@ -64,6 +69,7 @@ class Comparison:
     treatment: dict[str, Any]
     on: list[str]
     unmatched: dict[str, int] = field(default_factory=dict)
+    collapsed: dict[str, int] = field(default_factory=dict)
 
     def formatted(self, which: str = "totals") -> pd.DataFrame:
         """``totals`` or ``trials`` as text, bounds written ``>=N`` / ``<=N`` / ``unknown``."""
@@ -106,7 +112,7 @@ def _sel(selection: Mapping[str, Any]) -> str:
 
 def compare(df: pd.DataFrame, baseline: Mapping[str, Any] | None = None,
             treatment: Mapping[str, Any] | None = None, metric: str = "backtracks",
-            on: Sequence[str] | None = None) -> Comparison:
+            on: Sequence[str] | str | None = None) -> Comparison:
     """Compare a metric between two selections of trials, matched trial by trial.
 
     Typical use: Warnsdorff's rule against plain move order on every start
@@ -118,6 +124,21 @@ def compare(df: pd.DataFrame, baseline: Mapping[str, Any] | None = None,
     (:func:`aggregate_repeats`: timings are the median over repeats). A
     baseline trial and a treatment trial are matched when they agree on every
     ``on`` column.
+
+    Pairing. A counter (``nodes``, ``backtracks``, ...) is a property of the
+    search tree, so by default trials pair on what defines the search
+    (``on="search"``: :func:`runner.pair_keys.search_columns`: problem,
+    board, start, mode, heuristic, tie-break, move order, ...; strategy by
+    the tree it walks), not on how it was run (strategy of that tree,
+    engine, budget, repeat, results folder): a compiled run of plain move
+    order at 10^9 placements pairs with a recursive Warnsdorff run at 10^6.
+    Where a side holds several trials of one search, the most informative is
+    kept (:func:`runner.pair_keys.most_informative`: a finished trial, else
+    the largest bound; a side censored at the smaller budget stays a bound)
+    and the others are counted in ``collapsed``. A timing (``wall_ns``,
+    ``cpu_ns``) depends on how the search was run, so by default trials pair
+    on every parameter column (``on="all"``) and several trials per side
+    with the same values are an error.
 
     Bounds. A censored trial (status ``node_limit`` / ``time_limit``) shows
     a value ``v`` whose true value (had the search run to the end) is
@@ -146,8 +167,9 @@ def compare(df: pd.DataFrame, baseline: Mapping[str, Any] | None = None,
             ``{"heuristic": "warnsdorff"}``.
         metric: the numeric column to compare (``backtracks``, ``nodes``,
             ``wall_ns``, ...).
-        on: matching columns. Default: every parameter column that is not a
-            key of ``baseline`` or ``treatment``.
+        on: matching columns, or ``"search"`` / ``"all"`` (above); columns
+            that select a side are never matched on. Default: ``"search"``
+            for counters, ``"all"`` for timings.
 
     Returns:
         A :class:`Comparison`. Its ``trials`` has one row per matched pair:
@@ -156,7 +178,9 @@ def compare(df: pd.DataFrame, baseline: Mapping[str, Any] | None = None,
         ``ratio_bound``, ``reduction``, ``reduction_bound`` (bound columns:
         categoricals over ``exact, >=, <=, unknown``) and ``kind`` (``exact``,
         ``baseline censored``, ``treatment censored``, ``both censored``,
-        ``error``). Its ``totals`` has one row per kind present, then
+        ``error``), and ``baseline_source`` / ``treatment_source`` (the
+        results folder of each paired trial) when ``df`` has a ``source``
+        column. Its ``totals`` has one row per kind present, then
         ``all`` (every pair with values on both sides): ``trials``, the sums
         ``baseline`` and ``treatment`` with ``baseline_bound`` and
         ``treatment_bound`` (``>=`` when a censored value is summed), and the
@@ -167,7 +191,8 @@ def compare(df: pd.DataFrame, baseline: Mapping[str, Any] | None = None,
     Raises:
         ValueError: a column is missing, a side selects no trial, a trial is
             on both sides, or ``on`` leaves several trials per side with the
-            same ``on`` values (the message names the columns that differ).
+            same ``on`` values (explicit or ``"all"`` columns; the message
+            names the columns that differ).
     """
     baseline = dict(baseline if baseline is not None else {"heuristic": "none"})
     treatment = dict(treatment if treatment is not None else {"heuristic": "warnsdorff"})
@@ -179,6 +204,12 @@ def compare(df: pd.DataFrame, baseline: Mapping[str, Any] | None = None,
         raise ValueError(f"compare: metric {metric!r} is not numeric ({df[metric].dtype})")
     keys = list(dict.fromkeys([*baseline, *treatment]))
     if on is None:
+        on = "all" if metric in TIMINGS or metric.endswith("_ns") else "search"
+    by_search = on == "search"
+    if by_search:
+        df = with_tree(df)
+        on = search_columns(df, exclude=keys)
+    elif on == "all":
         on = [c for c in parameter_columns(df) if c not in keys]
     on = as_list(on)
     require_columns(df, on, "compare")
@@ -196,8 +227,13 @@ def compare(df: pd.DataFrame, baseline: Mapping[str, Any] | None = None,
         raise ValueError(f"compare: {len(both)} row(s) match both baseline {baseline} and "
                          f"treatment {treatment}\n  fix: make the selections disjoint")
     sides = {}
+    collapsed = {"baseline": 0, "treatment": 0}
     for name, sel in (("baseline", baseline), ("treatment", treatment)):
         rows = aggregate_repeats(selected[name])
+        if by_search and on:
+            kept = most_informative(rows, on, metric)
+            collapsed[name] = len(rows) - len(kept)
+            rows = kept
         dup = rows.duplicated(on, keep=False) if on else pd.Series(len(rows) > 1, rows.index)
         if dup.any():
             vary = [c for c in trial_keys(rows) if c not in on
@@ -212,7 +248,9 @@ def compare(df: pd.DataFrame, baseline: Mapping[str, Any] | None = None,
     for name, rows in sides.items():
         part = rows[on].copy()
         part[f"{name}_status"] = rows["status"].astype("object")
-        part[name] = rows[metric].astype("float64")
+        part[name] = rows[metric].to_numpy(dtype="float64", na_value=np.nan)
+        if "source" in rows.columns:
+            part[f"{name}_source"] = rows["source"].astype("object").to_numpy()
         parts.append(part.reset_index(drop=True))
     if on:
         merged = parts[0].merge(parts[1], on=on, how="outer", indicator=True, sort=False)
@@ -238,7 +276,7 @@ def compare(df: pd.DataFrame, baseline: Mapping[str, Any] | None = None,
                      "exact")
     trials["kind"] = pd.Categorical(kind, categories=list(_KINDS))
     return Comparison(trials=trials, totals=_totals(trials), metric=metric, baseline=baseline,
-                      treatment=treatment, on=on, unmatched=unmatched)
+                      treatment=treatment, on=on, unmatched=unmatched, collapsed=collapsed)
 
 
 

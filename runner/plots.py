@@ -14,9 +14,11 @@ The heatmaps are drawn here; the plots against size and work
 (:func:`metric_vs_size`, :func:`time_vs_nodes`, with :func:`label` and
 :func:`size_axis`) live in :mod:`runner.trend_plots`, the board drawings
 (:func:`knight_tour`, :func:`queens`) in :mod:`runner.board_plots` and saving
-(:data:`DPI`, :func:`save`) in :mod:`runner.figures`; all are re-exported
-here, so ``plots.metric_vs_size(df)``, ``plots.knight_tour(row)`` and
-``plots.save(fig, path)`` keep working.
+(:data:`DPI`, :func:`save`) in :mod:`runner.figures`, the survival curves and
+cactus plots of search cost (:func:`survival_curves`, :func:`cactus`) in
+:mod:`runner.survival_plots`; all are re-exported here, so
+``plots.metric_vs_size(df)``, ``plots.knight_tour(row)``, ``plots.survival_curves(df)``
+and ``plots.save(fig, path)`` work.
 """
 
 from __future__ import annotations
@@ -34,13 +36,14 @@ from matplotlib.patches import Patch, Rectangle
 from . import analysis
 from .board_plots import knight_tour, queens
 from .figures import DPI, finish, save
+from .survival_plots import cactus, survival_curves
 from .trend_plots import _describe, _scale, label, metric_vs_size, size_axis, time_vs_nodes
 
 # Public names: this module's plots and, re-exported, the board drawings of
 # runner.board_plots and the saving of runner.figures.
 __all__ = [
-    "ANNOTATE_MAX", "DPI", "HEATMAP_MAX_SIDE", "heatmap", "heatmap_block", "knight_tour",
-    "label",
+    "ANNOTATE_MAX", "DPI", "HEATMAP_MAX_SIDE", "cactus", "heatmap", "heatmap_block",
+    "knight_tour", "label", "survival_curves",
     "metric_vs_size", "queens", "save", "size_axis", "time_vs_nodes",
 ]
 

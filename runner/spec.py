@@ -54,12 +54,22 @@ SolveFn = Callable[[Mapping[str, Any], "int | None", "float | None", int], Searc
 
 @dataclass(frozen=True)
 class Comparison:
-    """A comparison the report makes when ``column`` varies: every other value against
-    ``baseline``, on ``metrics`` (trials matched on every other parameter)."""
+    """A comparison the report makes when ``column`` varies: every pair of its values, on
+    ``metrics``, ``baseline`` the first side of every pair it is in.
+
+    A column of the problem's :attr:`ProblemSpec.pair_on` (or ``strategy`` where
+    strategies walk different trees) changes the search: its values are
+    compared on the counters, trials paired on the search (see
+    :func:`runner.pair_keys.search_columns`). Any other column (``strategy``
+    of one tree, ``engine``) changes how the same search is run: its values
+    are compared on timings, trials paired on every parameter. ``labels``
+    names values in sentences (``{"none": "plain move order"}``).
+    """
 
     column: str
     baseline: str
     metrics: tuple[str, ...]
+    labels: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -148,6 +158,13 @@ class ProblemSpec:
         report: ``rows -> HTML`` of the report's problem section (plots), or
             its ``"module:function"`` name; None: the generic plots.
         comparisons: what the report compares when a column varies.
+        pair_on: the parameter columns that define the search: trials that
+            agree on them walk the same tree, so their counters agree up to a
+            budget, whatever the strategy of that tree, engine, budget, repeat
+            or results folder (:func:`runner.pair_keys.search_columns`). A
+            ``strategy`` listed here pairs by its registry entry's ``tree``
+            (:attr:`experiments.registry.Strategy.tree`), not by its name.
+            None: every parameter column but ``strategy`` and ``engine``.
         position_columns: columns that place a trial inside one problem
             instance (knight's start square): never a group of the tables.
         size_columns: columns that give the problem's size (board, n): groups
@@ -178,6 +195,7 @@ class ProblemSpec:
     headline: str | Callable[[pd.DataFrame, Console], None] | None = None
     report: str | Callable[[pd.DataFrame], str] | None = None
     comparisons: tuple[Comparison, ...] = ()
+    pair_on: tuple[str, ...] | None = None
     position_columns: tuple[str, ...] = ()
     size_columns: tuple[str, ...] = ()
     oracles: tuple[Oracle, ...] = ()

@@ -321,8 +321,15 @@ PROBLEM = ProblemSpec(
     split=KnightsSplit(),
     headline="runner.problems.knights_tour.views:headline",
     report="runner.problems.knights_tour.views:report",
-    comparisons=(Comparison("heuristic", "none", ("backtracks", "nodes")),
-                 Comparison("strategy", "recursive", ("nodes", "wall_ns"))),
+    comparisons=(Comparison("heuristic", "none", ("backtracks", "nodes"),
+                            {"none": "plain move order"}),
+                 Comparison("tie_break", "move_order", ("backtracks", "nodes")),
+                 Comparison("move_order", "default", ("backtracks", "nodes")),
+                 Comparison("strategy", "recursive", ("wall_ns",)),
+                 Comparison("engine", "python", ("wall_ns",))),
+    # every strategy walks the same tree ("dfs"): a start pairs across them and engines
+    pair_on=("rows", "cols", "start_row", "start_col", "heuristic", "tie_break", "mode",
+             "move_order", "closed", "strategy"),
     position_columns=("start_row", "start_col"),
     size_columns=("rows", "cols"),
     oracles=(

@@ -153,7 +153,11 @@ PROBLEM = ProblemSpec(
     split=QueensSplit(),
     headline="runner.problems.n_queens.views:headline",
     report="runner.problems.n_queens.views:report",
-    comparisons=(Comparison("strategy", "recursive", ("nodes", "wall_ns")),),
+    comparisons=(Comparison("strategy", "recursive", ("nodes", "wall_ns")),
+                 Comparison("engine", "python", ("wall_ns",))),
+    # brute_force, the row-by-row strategies and functional walk different trees
+    # (their registry entries' tree): strategy pairs by tree
+    pair_on=("n", "strategy", "mode", "unique", "method"),
     size_columns=("n",),
     oracles=(
         *(Oracle({"n": n, "mode": "count"}, {"solutions": count},

@@ -1,0 +1,133 @@
+"""What pairs two trials: the parameters that define the search, and the best row per search.
+
+Two trials walk the same search tree when they agree on the parameters that
+define it (board, start square, move order, heuristic, tie-break, mode, ...
+for the knight's tour; n, mode, ... for N-Queens): their counters then agree
+up to a budget, however they were run (strategy of the same tree, engine,
+budget, repeat, results folder). Each problem names those parameters in its
+spec (:attr:`runner.spec.ProblemSpec.pair_on`); a ``strategy`` among them
+pairs by the tree its registry entry names
+(:attr:`experiments.registry.Strategy.tree`: N-Queens' ``brute_force`` walks
+another tree than ``recursive``, the knight's-tour strategies all walk one).
+
+:func:`search_columns` gives the pairing columns of a frame,
+:func:`with_tree` adds the ``tree`` column they may name, and
+:func:`most_informative` keeps one row per search where a side holds several
+(the main job's plain move order at 10^6 placements and a compiled run of it
+at 10^9 from another folder): a finished row, else the largest bound.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import plugins
+from .censoring import is_censored
+from .problems import get_problem
+from .spec import ProblemSpec
+
+__all__ = ["TREE", "WALK", "most_informative", "search_columns", "with_tree"]
+
+#: The column :func:`with_tree` adds: the tree a trial's strategy walks.
+TREE = "tree"
+#: Parameters that say how a search is walked, not which: never paired on by default.
+WALK = ("strategy", "engine")
+
+
+def _specs(df: pd.DataFrame) -> list[ProblemSpec | None]:
+    names = (list(pd.unique(df["problem"].dropna().astype(str)))
+             if "problem" in df.columns else [])
+    out: list[ProblemSpec | None] = []
+    for name in names:
+        try:
+            out.append(get_problem(name))
+        except (ValueError, plugins.PluginError):
+            out.append(None)
+    return out
+
+
+def search_columns(df: pd.DataFrame, exclude: Sequence[str] = ()) -> list[str]:
+    """The columns of ``df`` that pair trials on the search they walk.
+
+    Args:
+        df: trial rows (from :func:`runner.analysis.load`, or built).
+        exclude: columns left out (the columns that select the sides of a
+            comparison); excluding ``strategy`` also excludes ``tree``.
+
+    Returns:
+        Column names in the spec's order: ``problem`` (when present), then each
+        problem's :attr:`~runner.spec.ProblemSpec.pair_on` columns present in
+        ``df``, with ``strategy`` replaced by :data:`TREE` (add it with
+        :func:`with_tree`). A problem without ``pair_on``, or one whose spec
+        does not load: every parameter column but ``strategy`` and ``engine``.
+    """
+    from .frames import parameter_columns  # frames imports the problem registry too
+
+    names: list[str] = ["problem"] if "problem" in df.columns else []
+    specs = _specs(df) or [None]
+    for spec in specs:
+        listed = spec.pair_on if spec is not None and spec.pair_on is not None else None
+        if listed is None:
+            names += [c for c in parameter_columns(df) if c not in WALK]
+        else:
+            names += [TREE if c == "strategy" else c for c in listed]
+    skip = set(exclude) | ({TREE} if "strategy" in exclude else set())
+    present = set(df.columns) | ({TREE} if "strategy" in df.columns else set())
+    return [c for c in dict.fromkeys(names) if c in present and c not in skip]
+
+
+def with_tree(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with a :data:`TREE` column: the tree each row's strategy walks.
+
+    The tree is the strategy's registry entry's ``tree`` (or the strategy's
+    own name when the entry names none, or the problem has no registry or does
+    not know the strategy). ``df`` without ``strategy``, or with ``tree``
+    already, is returned as it is.
+    """
+    if "strategy" not in df.columns or TREE in df.columns:
+        return df
+    registries: dict[Any, Any] = {}
+    problems = (df["problem"].astype("object") if "problem" in df.columns
+                else pd.Series(None, index=df.index, dtype="object"))
+    for name in pd.unique(problems.dropna()):
+        try:
+            registries[name] = get_problem(str(name)).strategies
+        except (ValueError, plugins.PluginError):
+            registries[name] = None
+    trees = []
+    for problem, strategy in zip(problems, df["strategy"].astype("object")):
+        reg = registries.get(problem)
+        entry = reg.get(strategy) if reg is not None and isinstance(strategy, str) else None
+        trees.append(entry.tree if entry is not None and entry.tree else strategy)
+    return df.assign(**{TREE: pd.Series(trees, index=df.index, dtype="object")})
+
+
+def most_informative(rows: pd.DataFrame, on: Sequence[str], metric: str) -> pd.DataFrame:
+    """One row per ``on`` key: a finished trial's, else the censored one with the largest value.
+
+    A finished (exact) row tells the value; of several censored rows the one
+    that ran furthest gives the largest lower bound (a 10^9 budget's over a
+    10^6 one's); a failed row only when nothing else is there. Rows keep
+    their order of first appearance of their key.
+
+    Args:
+        rows: trial rows with ``status`` and ``metric``, repeats folded.
+        on: the key columns.
+        metric: the value a censored row is ranked by.
+
+    Returns:
+        ``rows`` with one row per key (same columns, original index labels).
+    """
+    if not on or rows.empty:
+        return rows
+    status = rows["status"].astype("object")
+    rank = np.where(status.isin(["solved", "exhausted"]), 0,
+                    np.where(is_censored(status), 1, 2))
+    value = rows[metric].to_numpy(dtype="float64", na_value=np.nan)
+    first = rows.groupby(list(on), observed=True, dropna=False, sort=False).ngroup().to_numpy()
+    order = np.lexsort((np.arange(len(rows)), np.nan_to_num(-value, nan=np.inf), rank, first))
+    keep = order[~pd.Series(first[order]).duplicated().to_numpy()]
+    return rows.iloc[np.sort(keep)]

@@ -1,0 +1,165 @@
+"""Plots of the distribution of search cost with censoring: survival curves and cactus plots.
+
+- :func:`survival_curves`: the Kaplan-Meier estimate of P(cost > x) per group
+  (:func:`runner.survival.survival`) on log-log axes -- the standard view of
+  heavy tails in backtracking search cost (Gomes, Selman, Crato & Kautz,
+  "Heavy-tailed phenomena in satisfiability and constraint satisfaction
+  problems", J. Automated Reasoning 24, 2000) -- with the confidence band and
+  a tick where trials were censored (stopped at their budget).
+- :func:`cactus`: trials finished against a budget (x: the budget in the
+  metric's unit, y: the number or percent of a group's trials that finished
+  within it), one line per group, as solver competitions plot instances
+  solved against time (Hoos & Stutzle, *Stochastic Local Search*, 2004, ch. 4).
+
+Both take the rows :func:`runner.analysis.load` returns and count trials the
+way :func:`runner.survival.survival` does (repeats folded; the event is a
+finished search; errors and first-mode ``exhausted`` trials left out). Both
+are re-exported by :mod:`runner.plots`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from .figures import finish, plot_text
+from .frames import as_list
+from .survival import survival
+from .trend_plots import _scale, label
+
+__all__ = ["CENSOR_MARK", "cactus", "group_label", "survival_curves"]
+
+#: The ``gid`` of the line that carries a group's censoring ticks (one point per distinct
+#: censored value): ``[l for l in ax.lines if l.get_gid() == CENSOR_MARK]``.
+CENSOR_MARK = "censored"
+
+
+def group_label(by: Sequence[str], key: tuple[Any, ...]) -> str:
+    """A group's name in a legend: its values, ``" / "``-joined (``none``,
+    ``warnsdorff / main``); ``all trials`` with no group columns."""
+    return " / ".join(plot_text(v) for v in key) if by else "all trials"
+
+
+def _curves(df: pd.DataFrame, by: list[str], metric: str,
+            alpha: float) -> list[tuple[tuple[Any, ...], pd.DataFrame]]:
+    table = survival(df, by=by, metric=metric, alpha=alpha)
+    if not by:
+        return [((), table)]
+    return [(k if isinstance(k, tuple) else (k,), g)
+            for k, g in table.groupby(by, observed=True, sort=False, dropna=False)]
+
+
+def survival_curves(df: pd.DataFrame, by: Sequence[str] | str | None = None,
+                    metric: str = "nodes", *, alpha: float = 0.05, bands: bool = True,
+                    title: str | None = None, path: Any = None) -> Figure:
+    """Kaplan-Meier survival curves of a cost per group, log-log axes, censoring ticked.
+
+    Args:
+        df: trial rows with ``status`` and ``metric`` (and the ``by`` columns).
+        by: group column(s); None: one curve over all rows.
+        metric: the cost: ``nodes`` (placements), another counter, or a timing
+            (``wall_ns``: shown in seconds).
+        alpha: 1 - confidence level of the bands (0.05: 95 %).
+        bands: draw the pointwise confidence bands (lifelines' exponential
+            Greenwood bands, i.e. on the log(-log S) scale).
+        title: the title; default names the metric.
+        path: where to save (``.png`` / ``.svg``, or a list), or None.
+
+    Returns:
+        The Figure, one Axes: per group one step line labelled with the
+        group (S(x) = P(cost > x), drawn from the smallest observed cost), a
+        shaded band, and one line of ``|`` ticks (gid :data:`CENSOR_MARK`,
+        no legend entry) at each distinct value where trials of the group were
+        censored. Both axes are logarithmic; a curve that drops to 0 (every
+        trial left finished) runs to the bottom edge.
+
+    Raises:
+        ValueError: as :func:`runner.survival.survival`.
+    """
+    by = as_list(by)
+    curves = _curves(df, by, metric, alpha)
+    fig = Figure(figsize=(7.5, 4.8), layout="constrained")
+    ax = fig.add_subplot()
+    sizes = [int(g["at_risk"].iloc[0]) for _, g in curves]
+    floor = 0.5 / max(sizes) if sizes and max(sizes) else 1e-3
+    top_x = 1.0
+    for i, (key, g) in enumerate(curves):
+        colour = f"C{i % 10}"
+        g = g[g["x"] > 0] if (g["x"] > 0).any() else g
+        x = _scale(metric, g["x"].to_numpy(dtype="float64"))
+        s = np.maximum(g["survival"].to_numpy(dtype="float64"), floor)
+        top_x = max(top_x, float(np.nanmax(x)) if len(x) else 1.0)
+        # S is 1 up to the first cost, then steps: start the line at the first x
+        xs = np.concatenate([[x[0]], x])
+        ss = np.concatenate([[1.0], s])
+        ax.step(xs, ss, where="post", color=colour, lw=1.6,
+                label=f"{group_label(by, key)} (n = {sizes[i]:,})")
+        if bands:
+            lo = np.maximum(np.concatenate([[1.0], g["ci_low"].to_numpy(dtype="float64")]),
+                            floor)
+            hi = np.maximum(np.concatenate([[1.0], g["ci_high"].to_numpy(dtype="float64")]),
+                            floor)
+            ax.fill_between(xs, lo, hi, step="post", color=colour, alpha=0.15, lw=0)
+        cens = g["censored"].to_numpy() > 0
+        if cens.any():
+            ax.plot(x[cens], s[cens], linestyle="none", marker="|", markersize=11,
+                    markeredgewidth=1.8, color=colour, gid=CENSOR_MARK, label="_censored")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_ylim(floor * 0.8, 1.25)
+    ax.set_xlabel(f"{label(metric)} (log scale)")
+    ax.set_ylabel("P(cost > x), Kaplan-Meier (log scale)")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.set_title(title or f"Survival of {label(metric)}: share of trials not finished "
+                 "within x\n| censored (stopped at a budget); band: "
+                 f"{100 * (1 - alpha):.0f} % pointwise confidence", fontsize=10)
+    ax.legend(fontsize=8, loc="lower left")
+    return finish(fig, path)
+
+
+def cactus(df: pd.DataFrame, by: Sequence[str] | str | None = None, metric: str = "nodes", *,
+           percent: bool = False, title: str | None = None, path: Any = None) -> Figure:
+    """Trials finished against budget (a cactus plot), one line per group.
+
+    Args:
+        df: trial rows with ``status`` and ``metric`` (and the ``by`` columns).
+        by: group column(s); None: one line over all rows.
+        metric: the budget's unit: ``nodes`` (placements) or a timing (seconds).
+        percent: y as the percent of the group's trials instead of a count.
+        title, path: as :func:`survival_curves`.
+
+    Returns:
+        The Figure, one Axes: per group one step line (labelled with the group
+        and ``k of n finished``) rising by one at each finished trial's cost;
+        x logarithmic. A line that stays below the group's size ends where
+        its budget stopped the rest.
+
+    Raises:
+        ValueError: as :func:`runner.survival.survival`.
+    """
+    by = as_list(by)
+    curves = _curves(df, by, metric, 0.05)
+    fig = Figure(figsize=(7.5, 4.8), layout="constrained")
+    ax = fig.add_subplot()
+    for i, (key, g) in enumerate(curves):
+        total = int(g["at_risk"].iloc[0])
+        done = np.cumsum(g["events"].to_numpy(dtype="int64"))
+        x = _scale(metric, g["x"].to_numpy(dtype="float64"))
+        keep = x > 0
+        x, done = x[keep], done[keep]
+        y = 100.0 * done / total if percent and total else done.astype("float64")
+        ax.step(np.concatenate([x[:1], x]), np.concatenate([[0.0], y]), where="post",
+                color=f"C{i % 10}", lw=1.6,
+                label=f"{group_label(by, key)}: {int(done[-1]) if len(done) else 0:,} of "
+                      f"{total:,} finished")
+    ax.set_xscale("log")
+    ax.set_xlabel(f"budget: {label(metric)} (log scale)")
+    ax.set_ylabel("trials finished within the budget" + (" (%)" if percent else ""))
+    ax.set_ylim(bottom=0)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.set_title(title or f"Trials finished within a budget of {label(metric)}", fontsize=10)
+    ax.legend(fontsize=8, loc="upper left")
+    return finish(fig, path)
