@@ -29,7 +29,7 @@ from .censoring import is_censored
 from .problems import get_problem
 from .spec import ProblemSpec
 
-__all__ = ["TREE", "WALK", "most_informative", "search_columns", "with_tree"]
+__all__ = ["TREE", "WALK", "most_informative", "one_per_search", "search_columns", "with_tree"]
 
 #: The column :func:`with_tree` adds: the tree a trial's strategy walks.
 TREE = "tree"
@@ -131,3 +131,19 @@ def most_informative(rows: pd.DataFrame, on: Sequence[str], metric: str) -> pd.D
     order = np.lexsort((np.arange(len(rows)), np.nan_to_num(-value, nan=np.inf), rank, first))
     keep = order[~pd.Series(first[order]).duplicated().to_numpy()]
     return rows.iloc[np.sort(keep)]
+
+
+def one_per_search(df: pd.DataFrame, metric: str = "nodes") -> pd.DataFrame:
+    """The rows of ``df`` with repeats folded and one row per search: the most informative.
+
+    Every trial that walks one search (the same :func:`search_columns` values,
+    whatever strategy of that tree, engine, budget or results folder) counts
+    once, as :func:`most_informative` picks it: the way to count trials for a
+    distribution of a counter (a plain move order run at 10^6 and one at 10^9
+    from another folder are one trial, the 10^9 one). Adds :data:`TREE` when
+    ``df`` has ``strategy``.
+    """
+    from .frames import aggregate_repeats  # frames imports the problem registry too
+
+    rows = with_tree(aggregate_repeats(df))
+    return most_informative(rows, search_columns(rows), metric)

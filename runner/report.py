@@ -8,10 +8,12 @@ no script, no web font and no link to fetch. It holds, in order:
 2. the headline tables, exactly as ``btlab show`` prints them (captured from
    :mod:`runner.summary` and exported as HTML), then a summary table from
    :func:`runner.analysis.summary` with bounds marked ``>=``;
-3. comparisons against the natural baseline the problem's spec names
-   (:attr:`runner.spec.ProblemSpec.comparisons`: for the knight's tour every
-   heuristic against ``none``, every strategy against ``recursive``), totals
-   split into exact and bounded parts;
+3. the distribution of search cost (:func:`runner.report_survival.survival_section`:
+   survival curves, cactus plot, quantiles, log-rank tests) and the pairwise
+   comparisons (:func:`runner.report_pairs.pairs_section`: every pair of groups
+   that differ in one of the spec's :attr:`runner.spec.ProblemSpec.comparisons`
+   columns, trials paired on the search, totals split into exact and bounded
+   parts, reduction heatmaps);
 4. the problem's own section (:attr:`runner.spec.ProblemSpec.report`; see
    :mod:`runner.problems.knights_tour.views`, :mod:`runner.problems.n_queens.views`),
    or, for a problem that defines none, wall time against nodes;
@@ -41,6 +43,8 @@ from .html import figure, figures, skipped
 from .html import table as _table
 from .outfile import atomic_write_text, check_target
 from .problems import get_problem
+from .report_pairs import pairs_section
+from .report_survival import survival_section
 from .selection import select_rows
 from .spec import ProblemSpec
 from .store import btlab_version, config_of, is_uri, newest_meta, part_metas
@@ -166,7 +170,8 @@ def render_report(results: str | Path, all_rows: bool = False) -> str:
         sections.append('<h2>Headline</h2><p class="note">No trial to show.</p>')
     else:
         sections.append(_headline(df))
-        sections.append(_comparisons(df, spec))
+        sections.append(survival_section(df, spec))
+        sections.append(pairs_section(df, spec))
         sections.append(_problem_section(df, spec))
         sections.append(_errors(df))
     sections.append(_config_and_provenance(df, folder, config))
@@ -269,46 +274,6 @@ def _headline(df: pd.DataFrame) -> str:
         parts.append('<div class="figures">' + "\n".join(tables) + "</div>")
     except ValueError as exc:
         parts.append(skipped("summary", exc))
-    return "\n".join(parts)
-
-
-def _comparisons(df: pd.DataFrame, spec: ProblemSpec | None) -> str:
-    if spec is None:
-        return ""
-    return "\n".join(_comparison(df, c.column, c.baseline, c.metrics) for c in spec.comparisons)
-
-
-def _comparison(df: pd.DataFrame, column: str, baseline: str, metrics: tuple[str, ...]) -> str:
-    if column not in df.columns:
-        return ""
-    values = [v for v in df[column].astype("object").dropna().unique()]
-    if baseline not in values or len(values) < 2:
-        return ""
-    parts = [f"<h2>Comparisons against {column} = {_e(baseline)}</h2>",
-             '<p class="note">Trials matched on every other parameter (repeats folded: '
-             'timings are the median over repeats). '
-             '<b>ratio</b> = treatment / baseline, <b>reduction</b> = baseline &minus; treatment. '
-             'Where the baseline stopped at a budget its true value is larger, so the ratio is an '
-             'upper bound (<code>&lt;=</code>) and the reduction a lower bound '
-             '(<code>&gt;=</code>); where the treatment stopped, the other way round; where both '
-             'did, nothing is known. The <i>exact</i> row sums only pairs where both sides '
-             'finished; <i>all</i> sums every pair.</p>']
-    for value in values:
-        if value == baseline:
-            continue
-        for metric in metrics:
-            try:
-                cmp = analysis.compare(df, {column: baseline}, {column: value}, metric=metric)
-            except ValueError as exc:
-                parts.append(skipped(f"{column} = {value}, {metric}", exc))
-                continue
-            title = plots.label(metric).replace(" (s)", "")
-            parts.append(f"<h3>{_e(title)}: {column} = {_e(value)} against {_e(baseline)}</h3>")
-            parts.append(_table(cmp.formatted("totals").reset_index(), index=False))
-            lost = {k: v for k, v in cmp.unmatched.items() if v}
-            if lost:
-                parts.append('<p class="note">Unmatched trials, left out: '
-                             + ", ".join(f"{k} {v}" for k, v in lost.items()) + "</p>")
     return "\n".join(parts)
 
 

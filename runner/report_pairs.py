@@ -109,7 +109,8 @@ def plan_pairs(df: pd.DataFrame, spec: ProblemSpec) -> list[Pair]:
         for a, b in itertools.combinations(values, 2):
             search = _changes_search(rows, entry.column, a, b, searchable)
             others = [e.column for e in entries if e.column != entry.column
-                      and (not search or _is_search_column(e.column, searchable))]
+                      and (not search or _changes_search(rows, e.column, None, None,
+                                                         searchable))]
             sides = rows[rows[entry.column].astype("object").isin([a, b])]
             contexts = ([dict(zip(others, k if isinstance(k, tuple) else (k,)))
                          for k, g in sides.groupby(others, observed=True, sort=False)
@@ -124,14 +125,16 @@ def plan_pairs(df: pd.DataFrame, spec: ProblemSpec) -> list[Pair]:
     return pairs
 
 
-def _is_search_column(column: str, searchable: set[str]) -> bool:
-    return column in searchable or (column == "strategy" and TREE in searchable)
-
-
-def _changes_search(rows: pd.DataFrame, column: str, a: Any, b: Any, searchable: set[str]) -> bool:
+def _changes_search(rows: pd.DataFrame, column: str, a: Any, b: Any,
+                    searchable: set[str]) -> bool:
+    """Whether values ``a`` and ``b`` of ``column`` define different searches (``a`` and
+    ``b`` None: whether any two of its values do). A ``strategy`` does when the trees
+    its registry entries name differ."""
     if column == "strategy":
         if TREE not in searchable:
             return False
+        if a is None:
+            return bool(rows[TREE].nunique(dropna=True) > 1)
         trees = dict(zip(rows["strategy"].astype("object"), rows[TREE]))
         return bool(trees.get(a) != trees.get(b))
     return column in searchable
@@ -270,7 +273,7 @@ def _spec_baseline(spec: ProblemSpec, column: str) -> Any:
 
 def _title(pair: Pair) -> str:
     where = f" ({pair.where()})" if pair.context else ""
-    return f"{pair.column}: {pair.treatment} against {pair.baseline}{where}"
+    return f"{pair.column}: {pair.name(pair.treatment)} against {pair.name(pair.baseline)}{where}"
 
 
 def _detail(pair: Pair, cmps: list[Comparison], heatmap: bool) -> str:

@@ -1,0 +1,217 @@
+"""Pairing on the search, the report's pairwise comparisons and survival view, their plots.
+
+Built DataFrames only (no runs): the knight's tour and N-Queens rows as
+:func:`runner.analysis.load` returns them, with the columns these functions read.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import pytest
+
+from runner import analysis, plots
+from runner.pair_keys import TREE, one_per_search, search_columns, with_tree
+from runner.problems import KNIGHTS_TOUR, N_QUEENS
+from runner.report_pairs import pairs_section, plan_pairs
+from runner.report_survival import group_columns, survival_section
+from runner.survival_plots import CENSOR_MARK
+
+
+def knights(heuristic: str, results: list[tuple[str, int]], *, budget: int = 1_000,
+            strategy: str = "recursive", engine: str = "python", source: str = "main",
+            cols: int = 8) -> pd.DataFrame:
+    """One row per start square (0, 0), (0, 1), ... on an 8 x ``cols`` board:
+    ``results`` gives each start's (status, nodes); backtracks = nodes - 64."""
+    n = len(results)
+    return pd.DataFrame({
+        "source": source, "problem": "knights_tour", "rows": 8, "cols": cols,
+        "start_row": [i // cols for i in range(n)], "start_col": [i % cols for i in range(n)],
+        "heuristic": heuristic, "tie_break": "move_order", "strategy": strategy,
+        "mode": "first", "move_order": "default", "closed": False, "engine": engine,
+        "budget_nodes": budget, "seed": 2026, "repeat": 0,
+        "status": [s for s, _ in results], "nodes": [v for _, v in results],
+        "backtracks": [max(v - 64, 0) for _, v in results],
+        "wall_ns": [1000 * v for _, v in results],
+    })
+
+
+def queens(strategy: str, nodes: list[int], engine: str = "python") -> pd.DataFrame:
+    return pd.DataFrame({
+        "problem": "n_queens", "n": list(range(4, 4 + len(nodes))), "strategy": strategy,
+        "mode": "first", "unique": False, "method": "none", "engine": engine,
+        "budget_nodes": 10**6, "seed": 1, "repeat": 0, "status": "solved", "nodes": nodes,
+        "backtracks": nodes, "wall_ns": [10 * v for v in nodes],
+    })
+
+
+SOLVED = "solved"
+CUT = "node_limit"
+
+
+@pytest.fixture
+def main_job() -> pd.DataFrame:
+    """The main job in small: plain move order censored from every start, Warnsdorff
+    finished everywhere, static_degree finished on 5 of 6 starts."""
+    return pd.concat([
+        knights("none", [(CUT, 1_000)] * 6),
+        knights("warnsdorff", [(SOLVED, 64), (SOLVED, 64), (SOLVED, 110), (SOLVED, 64),
+                               (SOLVED, 70), (SOLVED, 64)]),
+        knights("static_degree", [(SOLVED, 300), (SOLVED, 64), (CUT, 1_000), (SOLVED, 900),
+                                  (SOLVED, 70), (SOLVED, 128)]),
+    ], ignore_index=True)
+
+
+# --------------------------------------------------------------------------- pairing keys
+
+
+def test_pairing_keys_per_problem():
+    k = with_tree(knights("none", [(SOLVED, 64)] * 2))
+    assert search_columns(k) == ["problem", "rows", "cols", "start_row", "start_col",
+                                 "heuristic", "tie_break", "mode", "move_order", "closed", TREE]
+    assert "engine" not in search_columns(k) and "budget_nodes" not in search_columns(k)
+    assert search_columns(k, exclude=["heuristic"])[-6:] == [
+        "start_col", "tie_break", "mode", "move_order", "closed", TREE]
+    q = with_tree(pd.concat([queens(s, [1, 2]) for s in
+                             ("brute_force", "recursive", "iterative", "construction")]))
+    assert search_columns(q) == ["problem", "n", TREE, "mode", "unique", "method"]
+    assert search_columns(q, exclude=["strategy"]) == ["problem", "n", "mode", "unique", "method"]
+    assert dict(zip(q["strategy"], q[TREE])) == {
+        "brute_force": "brute", "recursive": "rows", "iterative": "rows",
+        "construction": "construction"}
+    # every knight's-tour strategy walks one tree: a run of another strategy on another
+    # engine is the same search
+    both = pd.concat([knights("none", [(CUT, 1_000)]),
+                      knights("none", [(SOLVED, 5_000)], strategy="iterative", engine="compiled",
+                              budget=10**9, source="plain")])
+    assert one_per_search(both)["nodes"].tolist() == [5_000]
+
+
+def test_queens_strategies_pair_by_tree():
+    df = pd.concat([queens("brute_force", [256, 3125, 46656]), queens("recursive", [16, 15, 31]),
+                    queens("iterative", [16, 15, 31])], ignore_index=True)
+    pairs = {(p.baseline, p.treatment): p.search for p in plan_pairs(df, N_QUEENS)}
+    assert pairs == {("recursive", "brute_force"): True, ("recursive", "iterative"): False,
+                     ("brute_force", "iterative"): True}
+    cmp = analysis.compare(df, {"strategy": "brute_force"}, {"strategy": "recursive"},
+                           metric="nodes")
+    assert cmp.trials["reduction"].tolist() == [240, 3110, 46625]
+    assert TREE not in cmp.on and "engine" not in cmp.on
+
+
+def test_most_informative_row_across_two_budgets():
+    """The main job's plain move order at 10^3 and a compiled run of it at 10^9 from another
+    folder: per start the finished row, else the larger bound; a start only the small
+    budget ran stays that bound."""
+    df = pd.concat([
+        knights("none", [(CUT, 1_000), (CUT, 1_000), (CUT, 1_000)]),
+        knights("none", [(SOLVED, 5_000), (CUT, 10**9)], strategy="iterative",
+                engine="compiled", budget=10**9, source="plain"),
+        knights("warnsdorff", [(SOLVED, 64), (SOLVED, 64), (SOLVED, 70)]),
+    ], ignore_index=True)
+    cmp = analysis.compare(df, {"heuristic": "none"}, {"heuristic": "warnsdorff"},
+                           metric="nodes")
+    t = cmp.trials.set_index("start_col")
+    assert t["baseline"].tolist() == [5_000, 10**9, 1_000]
+    assert t["baseline_source"].tolist() == ["plain", "plain", "main"]
+    assert t["kind"].astype(str).tolist() == ["exact", "baseline censored", "baseline censored"]
+    assert t["reduction_bound"].astype(str).tolist() == ["exact", ">=", ">="]
+    assert cmp.collapsed == {"baseline": 2, "treatment": 0}
+    assert cmp.unmatched == {"baseline": 0, "treatment": 0}
+    # pairing on every parameter (the old way, and timings' default) keeps them apart
+    apart = analysis.compare(df, {"heuristic": "none"}, {"heuristic": "warnsdorff"},
+                             metric="nodes", on="all")
+    assert len(apart.trials) == 3 and apart.unmatched["baseline"] == 2
+    assert apart.trials["baseline"].tolist() == [1_000, 1_000, 1_000]
+
+
+# --------------------------------------------------------------------------- report section
+
+
+def test_three_heuristic_pairs(main_job):
+    pairs = plan_pairs(main_job, KNIGHTS_TOUR)
+    assert [(p.column, p.baseline, p.treatment, p.search) for p in pairs] == [
+        ("heuristic", "none", "warnsdorff", True), ("heuristic", "none", "static_degree", True),
+        ("heuristic", "warnsdorff", "static_degree", True)]
+    assert all(p.metrics == ("backtracks", "nodes") and not p.context for p in pairs)
+
+
+def test_all_censored_baseline_is_one_sentence(main_job):
+    text = pairs_section(main_job, KNIGHTS_TOUR)
+    assert ("<li>plain move order (none): no start finished within 1,000 placements; "
+            "warnsdorff: all 6 within 110</li>") in text
+    assert ("<li>plain move order (none): no start finished within 1,000 placements; "
+            "static_degree: 5 of 6 within 900, the other 1 censored too</li>") in text
+    # neither gets a table or a heatmap; the informative pair does
+    assert "against plain move order" not in text
+    assert text.count("<h3>heuristic:") == 1
+
+
+def test_static_degree_against_warnsdorff_exact_pairs(main_job):
+    text = pairs_section(main_job, KNIGHTS_TOUR)
+    assert "<h3>heuristic: warnsdorff against static_degree</h3>" in text
+    assert "6 paired trials: 5 exact, 1 baseline censored." in text
+    cmp = analysis.compare(main_job, {"heuristic": "static_degree"},
+                           {"heuristic": "warnsdorff"}, metric="backtracks")
+    assert cmp.totals.loc["exact", "trials"] == 5
+    # exact backtracks: static_degree 236 + 0 + 836 + 6 + 64, warnsdorff 0 + 0 + 0 + 6 + 0
+    assert (cmp.totals.loc["exact", "baseline"], cmp.totals.loc["exact", "treatment"]) == \
+        (1_142, 6)
+    cells = re.findall(r"<td>exact</td>\s*<td>(\d+)</td>\s*<td>([\d,]+)</td>", text)
+    assert cells[0] == ("5", "1,142")
+    assert text.count('<figure class="heatmap">') == 1  # the reduction heatmap
+
+
+def test_exact_comparisons_come_first():
+    df = pd.concat([
+        knights("none", [(SOLVED, 900), (CUT, 1_000)]),
+        knights("warnsdorff", [(SOLVED, 64), (SOLVED, 64)]),
+        knights("static_degree", [(SOLVED, 100), (SOLVED, 64)]),
+    ], ignore_index=True)
+    text = pairs_section(df, KNIGHTS_TOUR)
+    heads = re.findall(r"<h3>heuristic: (.*?)</h3>", text)
+    assert heads[0] == "warnsdorff against static_degree"  # 2 exact pairs, the others 1
+    assert set(heads[1:]) == {"warnsdorff against plain move order (none)",
+                              "static_degree against plain move order (none)"}
+
+
+# --------------------------------------------------------------------------- plots
+
+
+def test_survival_curves_lines_and_censor_marks(main_job):
+    fig = plots.survival_curves(main_job, by="heuristic")
+    ax = fig.axes[0]
+    curves = [line for line in ax.lines if not line.get_label().startswith("_")]
+    marks = [line for line in ax.lines if line.get_gid() == CENSOR_MARK]
+    assert [c.get_label() for c in curves] == ["none (n = 6)", "warnsdorff (n = 6)",
+                                               "static_degree (n = 6)"]
+    # none: 6 censored at one value; static_degree: 1; warnsdorff: none
+    assert [len(m.get_xdata()) for m in marks] == [1, 1]
+    assert [m.get_xdata()[0] for m in marks] == [1_000, 1_000]
+    assert ax.get_xscale() == ax.get_yscale() == "log"
+    # static_degree's curve ends at 1/6 (5 of 6 finished: the censored one stays)
+    static = curves[2]
+    assert static.get_ydata()[-1] == pytest.approx(1 / 6)
+
+
+def test_cactus_lines(main_job):
+    fig = plots.cactus(main_job, by="heuristic")
+    lines = fig.axes[0].lines
+    assert [line.get_label() for line in lines] == [
+        "none: 0 of 6 finished", "warnsdorff: 6 of 6 finished", "static_degree: 5 of 6 finished"]
+    assert [line.get_ydata()[-1] for line in lines] == [0, 6, 5]
+    assert lines[1].get_xdata()[-1] == 110  # the last Warnsdorff start finished at 110
+    pct = plots.cactus(main_job, by="heuristic", percent=True).axes[0].lines
+    assert pct[2].get_ydata()[-1] == pytest.approx(500 / 6)
+
+
+def test_survival_section(main_job):
+    assert group_columns(main_job, KNIGHTS_TOUR) == ["heuristic"]
+    text = survival_section(main_job, KNIGHTS_TOUR)
+    assert text.count("<img") == 2
+    assert "exponential Greenwood" in text and "log(-log S)" in text
+    assert "<td>none</td>\n      <td>not reached</td>" in text
+    assert text.count("<td>warnsdorff</td>") == 1 + 2  # quantile row, 2 tests
+    lr = re.search(r"<h3>Log-rank tests</h3>.*", text, re.S).group(0)
+    assert lr.count("<tr>") == 3  # the three heuristic pairs (the header row is styled)
