@@ -215,7 +215,7 @@ def pairs_section(df: pd.DataFrame, spec: ProblemSpec | None) -> str:
     unit = "start" if "start_row" in spec.position_columns else "trial"
     detailed: list[tuple[int, str]] = []
     sentences: list[str] = []
-    timing: list[str] = []
+    timing: list[tuple[int, str]] = []
     notes: list[str] = []
     heatmaps = 0
     for pair in pairs:
@@ -240,7 +240,7 @@ def pairs_section(df: pd.DataFrame, spec: ProblemSpec | None) -> str:
         html = _detail(pair, cmps, heatmaps < MAX_PLOTS_PER_KIND and pair.search)
         heatmaps += "<figure" in html
         exact = int((first.trials["kind"] == "exact").sum())
-        (detailed if pair.search else timing).append((exact, html))  # type: ignore[arg-type]
+        (detailed if pair.search else timing).append((exact, html))
     detailed.sort(key=lambda item: -item[0])
     parts = ["<h2>Pairwise comparisons</h2>", _NOTE]
     if sentences:
@@ -251,7 +251,7 @@ def pairs_section(df: pd.DataFrame, spec: ProblemSpec | None) -> str:
         parts.append("<h3>How the search was run</h3><p class=\"note\">Pairs that walk the same "
                      "tree (equal counters), compared on time, trials paired on every "
                      "parameter.</p>")
-        parts += [h for _, h in timing]  # type: ignore[misc]
+        parts += [h for _, h in timing]
     parts += [n if n.startswith("<p") else f'<p class="note">{_e(n)}.</p>' for n in notes]
     return "\n".join(parts)
 

@@ -42,7 +42,8 @@ _CI = ("95 % pointwise confidence bands: lifelines' exponential Greenwood formul
 
 
 def group_columns(df: pd.DataFrame, spec: ProblemSpec | None, metric: str = "nodes") -> list[str]:
-    """The columns the survival view groups by: the spec's comparison columns that vary.
+    """The columns the survival view groups by: the spec's comparison columns that vary,
+    then its size columns that vary (one distribution per board size or n).
 
     For a counter (``nodes``, ...), only those that change the search, with
     ``strategy`` as the :data:`runner.pair_keys.TREE` it walks (the rows are
@@ -62,6 +63,8 @@ def group_columns(df: pd.DataFrame, spec: ProblemSpec | None, metric: str = "nod
                 continue
         if col in rows.columns and rows[col].nunique(dropna=True) > 1:
             cols.append(col)
+    sizes = spec.size_columns if spec is not None else ()
+    cols += [c for c in sizes if c in rows.columns and rows[c].nunique(dropna=True) > 1]
     return list(dict.fromkeys(cols))
 
 
@@ -78,13 +81,17 @@ def survival_section(df: pd.DataFrame, spec: ProblemSpec | None,
         HTML: the survival curves and the cactus plot side by side, captions
         naming the confidence-band method; the quantile table (median and 90th
         percentile with intervals, "not reached" where censoring hides them);
-        the log-rank tests. A part that cannot be made becomes a note.
+        the log-rank tests. A part that cannot be made becomes a note. "" when
+        no group holds two trials (no distribution to show).
     """
     if df.empty or metric not in df.columns or "status" not in df.columns:
         return ""
     by = group_columns(df, spec, metric)
     if metric not in TIMINGS and not metric.endswith("_ns"):
         df = one_per_search(df, metric)
+    largest = df.groupby(by, observed=True).size().max() if by else len(df)
+    if largest < 2:
+        return ""  # a curve of one trial per group (a sweep over n, say) shows no distribution
     what = "placements" if metric == "nodes" else metric
     parts = ["<h2>Distribution of search cost</h2>",
              f'<p class="note">How many {what} a trial needs to finish, per group, with '

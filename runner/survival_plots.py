@@ -84,7 +84,8 @@ def survival_curves(df: pd.DataFrame, by: Sequence[str] | str | None = None,
     fig = Figure(figsize=(7.5, 4.8), layout="constrained")
     ax = fig.add_subplot()
     sizes = [int(g["at_risk"].iloc[0]) for _, g in curves]
-    floor = 0.5 / max(sizes) if sizes and max(sizes) else 1e-3
+    largest = max(sizes, default=0)
+    floor = 0.5 / largest if largest else 1e-3
     top_x = 1.0
     for i, (key, g) in enumerate(curves):
         colour = f"C{i % 10}"

@@ -448,10 +448,14 @@ def tiny_report(tiny_run, tmp_path_factory) -> Path:
 def test_report_is_self_contained_html(tiny_report, tiny_run):
     text = tiny_report.read_text(encoding="utf-8")
     parser = check_report(text)
-    assert len(parser.images) == 2 + 1 + 2  # 2 heatmaps, time vs nodes, 2 example tours
+    # survival curves, cactus plot, the reduction heatmap of warnsdorff against none,
+    # 2 heatmaps, time vs nodes, 2 example tours
+    assert len(parser.images) == 2 + 1 + 2 + 1 + 2
     for needle in ("btlab report: tiny-knights", "a small sweep for the report test",
                    "Knight&#x27;s tour: trials by status", "backtracks by start square",
-                   "Comparisons against heuristic = none", "baseline censored", "Provenance",
+                   "Distribution of search cost", "Pairwise comparisons",
+                   "heuristic: warnsdorff against plain move order (none)",
+                   "baseline censored", "Provenance",
                    "schema version", "git commit", "node_limit", "&gt;="):
         assert needle in text, needle
     df = analysis.load(tiny_run)
@@ -521,7 +525,8 @@ def test_queens_results_compare_and_report(tmp_path):
     text = render_report(folder)
     parser = check_report(text)
     assert len(parser.images) == 4  # nodes and time against n, time vs nodes, a placement
-    assert "Comparisons against strategy = recursive" in text
+    assert "<h3>strategy: amb against recursive</h3>" in text  # one tree: compared on time
+    assert "Distribution of search cost" not in text  # one trial per n: no distribution
 
 
 @pytest.mark.skipif(shutil.which("chromium") is None,

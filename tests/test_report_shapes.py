@@ -327,7 +327,7 @@ def test_show_and_report_count_the_rows_of_the_config_last_run(edited_folder, tm
                                     "node_limit": int((current["status"] == "node_limit").sum()),
                                     "time_limit": 0, "error": 0}
     assert "differ in budget_nodes" not in text
-    assert "<h2>Comparisons against strategy = recursive</h2>" in text
+    assert "<h3>strategy: iterative against recursive</h3>" in text
     assert "Backtracks by start square on 5 x 5, strategy = iterative" in text
     nodes = f"{int(current.loc[current['strategy'] == 'recursive', 'nodes'].sum()):,}"
     assert nodes in text   # the headline's total is the current budget's alone
