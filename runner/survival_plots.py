@@ -44,12 +44,16 @@ def group_label(by: Sequence[str], key: tuple[Any, ...]) -> str:
 
 
 def _curves(df: pd.DataFrame, by: list[str], metric: str,
-            alpha: float) -> list[tuple[tuple[Any, ...], pd.DataFrame]]:
+            alpha: float) -> tuple[list[tuple[tuple[Any, ...], pd.DataFrame]], float]:
+    """The survival table per group, and the smallest positive cost of any group (where
+    every line starts, so that a group whose trials all ran long shows as a long flat line)."""
     table = survival(df, by=by, metric=metric, alpha=alpha)
+    positive = table["x"][table["x"] > 0]
+    left = float(_scale(metric, positive.min())) if len(positive) else 1.0
     if not by:
-        return [((), table)]
+        return [((), table)], left
     return [(k if isinstance(k, tuple) else (k,), g)
-            for k, g in table.groupby(by, observed=True, sort=False, dropna=False)]
+            for k, g in table.groupby(by, observed=True, sort=False, dropna=False)], left
 
 
 def survival_curves(df: pd.DataFrame, by: Sequence[str] | str | None = None,
@@ -74,13 +78,15 @@ def survival_curves(df: pd.DataFrame, by: Sequence[str] | str | None = None,
         shaded band, and one line of ``|`` ticks (gid :data:`CENSOR_MARK`,
         no legend entry) at each distinct value where trials of the group were
         censored. Both axes are logarithmic; a curve that drops to 0 (every
-        trial left finished) runs to the bottom edge.
+        trial left finished) runs to the bottom edge. Every line starts at the
+        smallest cost of any group, at 1, so a group whose trials all ran
+        long is a long flat line.
 
     Raises:
         ValueError: as :func:`runner.survival.survival`.
     """
     by = as_list(by)
-    curves = _curves(df, by, metric, alpha)
+    curves, left = _curves(df, by, metric, alpha)
     fig = Figure(figsize=(7.5, 4.8), layout="constrained")
     ax = fig.add_subplot()
     sizes = [int(g["at_risk"].iloc[0]) for _, g in curves]
@@ -93,8 +99,8 @@ def survival_curves(df: pd.DataFrame, by: Sequence[str] | str | None = None,
         x = _scale(metric, g["x"].to_numpy(dtype="float64"))
         s = np.maximum(g["survival"].to_numpy(dtype="float64"), floor)
         top_x = max(top_x, float(np.nanmax(x)) if len(x) else 1.0)
-        # S is 1 up to the first cost, then steps: start the line at the first x
-        xs = np.concatenate([[x[0]], x])
+        # S is 1 up to the first cost, then steps: every line starts at the same x
+        xs = np.concatenate([[left], x])
         ss = np.concatenate([[1.0], s])
         ax.step(xs, ss, where="post", color=colour, lw=1.6,
                 label=f"{group_label(by, key)} (n = {sizes[i]:,})")
@@ -134,15 +140,15 @@ def cactus(df: pd.DataFrame, by: Sequence[str] | str | None = None, metric: str 
 
     Returns:
         The Figure, one Axes: per group one step line (labelled with the group
-        and ``k of n finished``) rising by one at each finished trial's cost;
-        x logarithmic. A line that stays below the group's size ends where
-        its budget stopped the rest.
+        and ``k of n finished``) from 0 at the smallest cost of any group,
+        rising by one at each finished trial's cost; x logarithmic. A line
+        that stays below the group's size ends where its budget stopped the rest.
 
     Raises:
         ValueError: as :func:`runner.survival.survival`.
     """
     by = as_list(by)
-    curves = _curves(df, by, metric, 0.05)
+    curves, left = _curves(df, by, metric, 0.05)
     fig = Figure(figsize=(7.5, 4.8), layout="constrained")
     ax = fig.add_subplot()
     for i, (key, g) in enumerate(curves):
@@ -152,7 +158,7 @@ def cactus(df: pd.DataFrame, by: Sequence[str] | str | None = None, metric: str 
         keep = x > 0
         x, done = x[keep], done[keep]
         y = 100.0 * done / total if percent and total else done.astype("float64")
-        ax.step(np.concatenate([x[:1], x]), np.concatenate([[0.0], y]), where="post",
+        ax.step(np.concatenate([[left], x]), np.concatenate([[0.0], y]), where="post",
                 color=f"C{i % 10}", lw=1.6,
                 label=f"{group_label(by, key)}: {int(done[-1]) if len(done) else 0:,} of "
                       f"{total:,} finished")
