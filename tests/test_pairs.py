@@ -215,3 +215,35 @@ def test_survival_section(main_job):
     assert text.count("<td>warnsdorff</td>") == 1 + 2  # quantile row, 2 tests
     lr = re.search(r"<h3>Log-rank tests</h3>.*", text, re.S).group(0)
     assert lr.count("<tr>") == 3  # the three heuristic pairs (the header row is styled)
+
+
+def test_pairs_differ_in_one_treatment_the_others_held():
+    """Plain move order has only the move-order tie-break; Warnsdorff has two: heuristic
+    pairs within one tie-break, tie-break pairs within one heuristic."""
+    random = knights("warnsdorff", [(SOLVED, 64), (SOLVED, 80)]).assign(tie_break="random")
+    df = pd.concat([knights("none", [(CUT, 1_000)] * 2),
+                    knights("warnsdorff", [(SOLVED, 64), (SOLVED, 70)]), random],
+                   ignore_index=True)
+    pairs = [(p.column, p.baseline, p.treatment, p.context)
+             for p in plan_pairs(df, KNIGHTS_TOUR)]
+    assert pairs == [("heuristic", "none", "warnsdorff", {"tie_break": "move_order"}),
+                     ("tie_break", "move_order", "random", {"heuristic": "warnsdorff"})]
+    text = pairs_section(df, KNIGHTS_TOUR)
+    assert ("plain move order (none) (tie_break = move_order): no start finished within "
+            "1,000 placements; warnsdorff: all 2 within 70") in text
+    assert "<h3>tie_break: random against move_order (heuristic = warnsdorff)</h3>" in text
+
+
+def test_nullable_counters_categories_and_censored_column(main_job):
+    """The columns as analysis.load gives them: Int64 counters, categoricals, ``censored``."""
+    df = main_job.copy()
+    for col in ("nodes", "backtracks", "wall_ns", "budget_nodes", "rows", "cols",
+                "start_row", "start_col"):
+        df[col] = df[col].astype("Int64")
+    df.insert(df.columns.get_loc("status") + 1, "censored", df["status"] == CUT)
+    df["heuristic"] = pd.Categorical(df["heuristic"],
+                                     categories=["none", "warnsdorff", "static_degree"])
+    df["status"] = df["status"].astype("category")
+    text = pairs_section(df, KNIGHTS_TOUR)
+    assert "warnsdorff: all 6 within 110" in text and "6 paired trials: 5 exact" in text
+    assert survival_section(df, KNIGHTS_TOUR).count("<img") == 2
