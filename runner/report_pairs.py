@@ -168,20 +168,26 @@ def sentence(pair: Pair, cmp: Comparison, unit: str = "start") -> str:
     within 110"``. The baseline's number is the fewest placements a paired
     baseline trial made before its budget stopped it; the treatment's the
     most any of its finished trials needed (or how many finished, and within
-    what, when some did not).
+    what, when some did not: censored or failed).
     """
     t = cmp.trials
     what = "placements" if cmp.metric == "nodes" else cmp.metric
     n = len(t)
     within = format_value(cmp.metric, t["baseline"].min())
-    done = t[~is_censored(t["treatment_status"]) & t["treatment"].notna()]
+    status = t["treatment_status"].astype("object")
+    done = t[status.isin(["solved", "exhausted"])]
+    cut = int(is_censored(status).sum())
+    failed = n - len(done) - cut
+    rest = (f"the other {cut:,} censored too" if not failed else
+            f"{cut:,} censored, {failed:,} failed" if cut else f"the other {failed:,} failed")
     if len(done) == n:
         tail = f"all {n:,} within {format_value(cmp.metric, done['treatment'].max())}"
     elif len(done):
-        tail = (f"{len(done):,} of {n:,} within {format_value(cmp.metric, done['treatment'].max())}"
-                f", the other {n - len(done):,} censored too")
+        tail = (f"{len(done):,} of {n:,} within "
+                f"{format_value(cmp.metric, done['treatment'].max())}, {rest}")
     else:
-        tail = f"none of the {n:,} finished either"
+        tail = ("none finished either" if not failed
+                else f"none finished ({cut:,} censored, {failed:,} failed)")
     where = f" ({pair.where()})" if pair.context else ""
     return (f"{pair.name(pair.baseline)}{where}: no {unit} finished within {within} {what}; "
             f"{pair.name(pair.treatment)}: {tail}")

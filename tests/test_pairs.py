@@ -247,3 +247,12 @@ def test_nullable_counters_categories_and_censored_column(main_job):
     text = pairs_section(df, KNIGHTS_TOUR)
     assert "warnsdorff: all 6 within 110" in text and "6 paired trials: 5 exact" in text
     assert survival_section(df, KNIGHTS_TOUR).count("<img") == 2
+
+
+def test_sentence_counts_censored_and_failed_treatment_trials():
+    df = pd.concat([knights("none", [(CUT, 1_000)] * 4),
+                    knights("warnsdorff", [(SOLVED, 64), (SOLVED, 90), (CUT, 1_000),
+                                           ("error", 0)])], ignore_index=True)
+    text = pairs_section(df, KNIGHTS_TOUR)
+    assert ("plain move order (none): no start finished within 1,000 placements; "
+            "warnsdorff: 2 of 4 within 90, 1 censored, 1 failed") in text
