@@ -109,7 +109,9 @@ def heatmap(df: pd.DataFrame, metric: str = "backtracks", *, title: str | None =
         The Figure: one image of rows x cols cells (row 0 at the top), a
         colour bar (symmetric log scale, so 0 is shown; log scale when all
         values are positive), cells of censored trials hatched and written
-        ``≥N``, failed trials grey and written ``err``. A board with more
+        ``≥N``, failed trials grey and written ``err``; in a comparison's
+        ``trials``, bounds are written ``≥N`` / ``≤N`` and a pair censored on
+        both sides (``unknown``) is grey, hatched and written ``?``. A board with more
         than :data:`HEATMAP_MAX_SIDE` rows or columns is downsampled: each
         cell is a k x k block of start squares showing the block's largest
         value (hatched if any of its trials is censored), and the title says so.
@@ -191,6 +193,8 @@ def heatmap(df: pd.DataFrame, metric: str = "backtracks", *, title: str | None =
             v = values[r, c]
             if errors[r, c]:
                 text, colour = "err", "black"
+            elif not np.isfinite(v) and marks[r, c] == "?":
+                text, colour = "?", "black"  # both sides censored: nothing is known
             elif not np.isfinite(v):
                 continue
             else:

@@ -256,3 +256,13 @@ def test_sentence_counts_censored_and_failed_treatment_trials():
     text = pairs_section(df, KNIGHTS_TOUR)
     assert ("plain move order (none): no start finished within 1,000 placements; "
             "warnsdorff: 2 of 4 within 90, 1 censored, 1 failed") in text
+
+
+def test_reduction_heatmap_writes_bounds_and_unknown_cells():
+    df = pd.concat([knights("none", [(SOLVED, 900), (CUT, 1_000), (CUT, 1_000)]),
+                    knights("static_degree", [(SOLVED, 100), (SOLVED, 64), (CUT, 1_000)])],
+                   ignore_index=True)
+    cmp = analysis.compare(df, {"heuristic": "none"}, {"heuristic": "static_degree"})
+    fig = plots.heatmap(cmp.trials, "reduction")
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert texts == ["800", "≥936", "?"]  # exact, baseline censored, both censored
