@@ -11,7 +11,9 @@ pairs by the tree its registry entry names
 another tree than ``recursive``, the knight's-tour strategies all walk one).
 
 :func:`search_columns` gives the pairing columns of a frame,
-:func:`with_tree` adds the ``tree`` column they may name, and
+:func:`with_keys` adds the ``tree`` and ``search_seed`` columns they may name
+(a search that draws random numbers, a knight's tour with ``tie_break:
+random``, is also defined by its seed: :attr:`~runner.spec.ProblemSpec.seeded`), and
 :func:`most_informative` keeps one row per search where a side holds several
 (the main job's plain move order at 10^6 placements and a compiled run of it
 at 10^9 from another folder): a finished row, else the largest bound.
@@ -29,10 +31,13 @@ from .censoring import is_censored
 from .problems import get_problem
 from .spec import ProblemSpec
 
-__all__ = ["TREE", "WALK", "most_informative", "one_per_search", "search_columns", "with_tree"]
+__all__ = ["SEED", "TREE", "WALK", "most_informative", "one_per_search", "search_columns",
+           "with_keys"]
 
-#: The column :func:`with_tree` adds: the tree a trial's strategy walks.
+#: The column :func:`with_keys` adds: the tree a trial's strategy walks.
 TREE = "tree"
+#: The column :func:`with_keys` adds: the seed of a search that draws from it, else None.
+SEED = "search_seed"
 #: Parameters that say how a search is walked, not which: never paired on by default.
 WALK = ("strategy", "engine")
 
@@ -60,8 +65,9 @@ def search_columns(df: pd.DataFrame, exclude: Sequence[str] = ()) -> list[str]:
     Returns:
         Column names in the spec's order: ``problem`` (when present), then each
         problem's :attr:`~runner.spec.ProblemSpec.pair_on` columns present in
-        ``df``, with ``strategy`` replaced by :data:`TREE` (add it with
-        :func:`with_tree`). A problem without ``pair_on``, or one whose spec
+        ``df``, with ``strategy`` replaced by :data:`TREE`, then :data:`SEED`
+        when a problem's searches may draw from the seed (add both with
+        :func:`with_keys`). A problem without ``pair_on``, or one whose spec
         does not load: every parameter column but ``strategy`` and ``engine``.
     """
     from .frames import parameter_columns  # frames imports the problem registry too
@@ -74,29 +80,50 @@ def search_columns(df: pd.DataFrame, exclude: Sequence[str] = ()) -> list[str]:
             names += [c for c in parameter_columns(df) if c not in WALK]
         else:
             names += [TREE if c == "strategy" else c for c in listed]
+    if any(spec is not None and spec.seeded is not None for spec in specs):
+        names.append(SEED)
     skip = set(exclude) | ({TREE} if "strategy" in exclude else set())
-    present = set(df.columns) | ({TREE} if "strategy" in df.columns else set())
+    present = (set(df.columns) | ({TREE} if "strategy" in df.columns else set())
+               | ({SEED} if "seed" in df.columns else set()))
     return [c for c in dict.fromkeys(names) if c in present and c not in skip]
 
 
-def with_tree(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` with a :data:`TREE` column: the tree each row's strategy walks.
+def with_keys(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with the derived pairing columns :data:`TREE` and :data:`SEED`.
 
-    The tree is the strategy's registry entry's ``tree`` (or the strategy's
-    own name when the entry names none, or the problem has no registry or does
-    not know the strategy). ``df`` without ``strategy``, or with ``tree``
-    already, is returned as it is.
+    :data:`TREE`, when ``df`` has ``strategy``: the tree each row's strategy
+    walks, its registry entry's ``tree`` (or the strategy's own name when the
+    entry names none, or the problem has no registry or does not know it).
+    :data:`SEED`, when ``df`` has ``seed``: the seed where the problem's
+    :attr:`~runner.spec.ProblemSpec.seeded` says the search draws from it,
+    else None. A column already there is kept.
     """
-    if "strategy" not in df.columns or TREE in df.columns:
-        return df
-    registries: dict[Any, Any] = {}
+    specs: dict[Any, ProblemSpec | None] = {}
     problems = (df["problem"].astype("object") if "problem" in df.columns
                 else pd.Series(None, index=df.index, dtype="object"))
     for name in pd.unique(problems.dropna()):
         try:
-            registries[name] = get_problem(str(name)).strategies
+            specs[name] = get_problem(str(name))
         except (ValueError, plugins.PluginError):
-            registries[name] = None
+            specs[name] = None
+    if "seed" in df.columns and SEED not in df.columns:
+        params = [c for c in dict.fromkeys(
+            n for spec in specs.values() if spec is not None for n in spec.columns.names)
+            if c in df.columns]
+        cache: dict[tuple[Any, ...], bool] = {}
+        seeds = []
+        values = zip(problems, df["seed"], *(df[c].astype("object") for c in params))
+        for problem, seed, *row in values:
+            key = (problem, *row)
+            if key not in cache:
+                spec = specs.get(problem)
+                cache[key] = bool(spec is not None and spec.seeded is not None
+                                  and spec.seeded(dict(zip(params, row))))
+            seeds.append(int(seed) if cache[key] and pd.notna(seed) else None)
+        df = df.assign(**{SEED: pd.Series(seeds, index=df.index, dtype="object")})
+    if "strategy" not in df.columns or TREE in df.columns:
+        return df
+    registries = {k: (v.strategies if v is not None else None) for k, v in specs.items()}
     trees = []
     for problem, strategy in zip(problems, df["strategy"].astype("object")):
         reg = registries.get(problem)
@@ -141,9 +168,9 @@ def one_per_search(df: pd.DataFrame, metric: str = "nodes") -> pd.DataFrame:
     once, as :func:`most_informative` picks it: the way to count trials for a
     distribution of a counter (a plain move order run at 10^6 and one at 10^9
     from another folder are one trial, the 10^9 one). Adds :data:`TREE` when
-    ``df`` has ``strategy``.
+    ``df`` has ``strategy``, :data:`SEED` when it has ``seed`` (:func:`with_keys`).
     """
     from .frames import aggregate_repeats  # frames imports the problem registry too
 
-    rows = with_tree(aggregate_repeats(df))
+    rows = with_keys(aggregate_repeats(df))
     return most_informative(rows, search_columns(rows), metric)

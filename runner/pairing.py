@@ -36,7 +36,7 @@ from .frames import (
     select,
     trial_keys,
 )
-from .pair_keys import most_informative, search_columns, with_tree
+from .pair_keys import SEED, most_informative, search_columns, with_keys
 
 #: Values of the bound columns of :func:`compare`.
 BOUNDS = ("exact", ">=", "<=", "unknown")
@@ -135,7 +135,9 @@ def compare(df: pd.DataFrame, baseline: Mapping[str, Any] | None = None,
     Where a side holds several trials of one search, the most informative is
     kept (:func:`runner.pair_keys.most_informative`: a finished trial, else
     the largest bound; a side censored at the smaller budget stays a bound)
-    and the others are counted in ``collapsed``. A timing (``wall_ns``,
+    and the others are counted in ``collapsed``. A search that draws random
+    numbers (a random tie-break) is one search per seed, matched on its seed
+    when both sides draw. A timing (``wall_ns``,
     ``cpu_ns``) depends on how the search was run, so by default trials pair
     on every parameter column (``on="all"``) and several trials per side
     with the same values are an error.
@@ -207,7 +209,7 @@ def compare(df: pd.DataFrame, baseline: Mapping[str, Any] | None = None,
         on = "all" if metric in TIMINGS or metric.endswith("_ns") else "search"
     by_search = on == "search"
     if by_search:
-        df = with_tree(df)
+        df = with_keys(df)
         on = search_columns(df, exclude=keys)
     elif on == "all":
         on = [c for c in parameter_columns(df) if c not in keys]
@@ -226,14 +228,20 @@ def compare(df: pd.DataFrame, baseline: Mapping[str, Any] | None = None,
     if len(both):
         raise ValueError(f"compare: {len(both)} row(s) match both baseline {baseline} and "
                          f"treatment {treatment}\n  fix: make the selections disjoint")
-    sides = {}
+    folded = {name: aggregate_repeats(rows) for name, rows in selected.items()}
     collapsed = {"baseline": 0, "treatment": 0}
-    for name, sel in (("baseline", baseline), ("treatment", treatment)):
-        rows = aggregate_repeats(selected[name])
-        if by_search and on:
+    if by_search and on:
+        # a search that draws is one search per seed: collapse per seed; match on the seed
+        # only when both sides draw (a random tie-break against move order pairs by start)
+        for name, rows in folded.items():
             kept = most_informative(rows, on, metric)
             collapsed[name] = len(rows) - len(kept)
-            rows = kept
+            folded[name] = kept
+        if SEED in on and not all(r[SEED].notna().any() for r in folded.values()):
+            on = [c for c in on if c != SEED]
+    sides = {}
+    for name, sel in (("baseline", baseline), ("treatment", treatment)):
+        rows = folded[name]
         dup = rows.duplicated(on, keep=False) if on else pd.Series(len(rows) > 1, rows.index)
         if dup.any():
             vary = [c for c in trial_keys(rows) if c not in on

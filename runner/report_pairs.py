@@ -38,7 +38,7 @@ from .frames import TIMINGS, format_value
 from .html import MAX_PLOTS_PER_KIND, figure, figures, skipped
 from .html import escape as _e
 from .html import table as _table
-from .pair_keys import TREE, search_columns, with_tree
+from .pair_keys import TREE, search_columns, with_keys
 from .pairing import Comparison, compare
 from .spec import ProblemSpec
 
@@ -96,7 +96,7 @@ def plan_pairs(df: pd.DataFrame, spec: ProblemSpec) -> list[Pair]:
     (for a pair that changes the search, the other columns that change it)
     where both sides have trials.
     """
-    rows = with_tree(df)
+    rows = with_keys(df)
     searchable = set(search_columns(rows))
     entries = [c for c in spec.comparisons if c.column in rows.columns
                and rows[c.column].nunique(dropna=True) > 1]

@@ -30,7 +30,7 @@ from .frames import TIMINGS, format_value
 from .html import escape as _e
 from .html import figure, figures, skipped
 from .html import table as _table
-from .pair_keys import TREE, one_per_search, search_columns, with_tree
+from .pair_keys import TREE, one_per_search, search_columns, with_keys
 from .spec import ProblemSpec
 from .survival import logrank, quantiles
 from .survival_plots import cactus, group_label, survival_curves
@@ -50,7 +50,7 @@ def group_columns(df: pd.DataFrame, spec: ProblemSpec | None, metric: str = "nod
     then one per search: :func:`runner.pair_keys.one_per_search`); for a
     timing, every varying comparison column (strategy, engine too).
     """
-    rows = with_tree(df)
+    rows = with_keys(df)
     searchable = set(search_columns(rows))
     counter = metric not in TIMINGS and not metric.endswith("_ns")
     cols = []

@@ -165,6 +165,9 @@ class ProblemSpec:
             ``strategy`` listed here pairs by its registry entry's ``tree``
             (:attr:`experiments.registry.Strategy.tree`), not by its name.
             None: every parameter column but ``strategy`` and ``engine``.
+        seeded: ``columns -> bool``: the trial's search draws from its seed
+            (knight's tour: ``tie_break: random``), so it pairs only with
+            trials of the same ``seed``; None: no search of the problem draws.
         position_columns: columns that place a trial inside one problem
             instance (knight's start square): never a group of the tables.
         size_columns: columns that give the problem's size (board, n): groups
@@ -196,6 +199,7 @@ class ProblemSpec:
     report: str | Callable[[pd.DataFrame], str] | None = None
     comparisons: tuple[Comparison, ...] = ()
     pair_on: tuple[str, ...] | None = None
+    seeded: Callable[[Mapping[str, Any]], bool] | None = None
     position_columns: tuple[str, ...] = ()
     size_columns: tuple[str, ...] = ()
     oracles: tuple[Oracle, ...] = ()

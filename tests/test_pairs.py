@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from runner import analysis, plots
-from runner.pair_keys import TREE, one_per_search, search_columns, with_tree
+from runner.pair_keys import SEED, TREE, one_per_search, search_columns, with_keys
 from runner.problems import KNIGHTS_TOUR, N_QUEENS
 from runner.report_pairs import pairs_section, plan_pairs
 from runner.report_survival import group_columns, survival_section
@@ -67,13 +67,14 @@ def main_job() -> pd.DataFrame:
 
 
 def test_pairing_keys_per_problem():
-    k = with_tree(knights("none", [(SOLVED, 64)] * 2))
+    k = with_keys(knights("none", [(SOLVED, 64)] * 2))
     assert search_columns(k) == ["problem", "rows", "cols", "start_row", "start_col",
-                                 "heuristic", "tie_break", "mode", "move_order", "closed", TREE]
+                                 "heuristic", "tie_break", "mode", "move_order", "closed", TREE,
+                                 SEED]
     assert "engine" not in search_columns(k) and "budget_nodes" not in search_columns(k)
-    assert search_columns(k, exclude=["heuristic"])[-6:] == [
-        "start_col", "tie_break", "mode", "move_order", "closed", TREE]
-    q = with_tree(pd.concat([queens(s, [1, 2]) for s in
+    assert search_columns(k, exclude=["heuristic"])[-7:] == [
+        "start_col", "tie_break", "mode", "move_order", "closed", TREE, SEED]
+    q = with_keys(pd.concat([queens(s, [1, 2]) for s in
                              ("brute_force", "recursive", "iterative", "construction")]))
     assert search_columns(q) == ["problem", "n", TREE, "mode", "unique", "method"]
     assert search_columns(q, exclude=["strategy"]) == ["problem", "n", "mode", "unique", "method"]
@@ -86,6 +87,29 @@ def test_pairing_keys_per_problem():
                       knights("none", [(SOLVED, 5_000)], strategy="iterative", engine="compiled",
                               budget=10**9, source="plain")])
     assert one_per_search(both)["nodes"].tolist() == [5_000]
+
+
+def test_a_search_that_draws_pairs_on_its_seed():
+    """A random tie-break is a search of its seed: seeds 1 and 2 are two searches; the
+    move-order tie-break is one search whatever the config's seed."""
+    def runs(tie_break, seed, nodes):
+        return knights("warnsdorff", [(SOLVED, nodes)]).assign(tie_break=tie_break, seed=seed)
+
+    df = pd.concat([runs("random", 1, 70), runs("random", 2, 90),
+                    runs("move_order", 1, 64), runs("move_order", 2, 64)], ignore_index=True)
+    keyed = with_keys(df)
+    assert keyed[SEED].tolist() == [1, 2, None, None]
+    assert one_per_search(df)["nodes"].tolist() == [70, 90, 64]
+    # both sides draw: matched seed by seed; one side draws: matched by start alone
+    static = pd.concat([runs("random", 1, 300), runs("random", 2, 500)]).assign(
+        heuristic="static_degree")
+    both = pd.concat([df.iloc[:2], static], ignore_index=True)
+    cmp = analysis.compare(both, {"heuristic": "static_degree"}, {"heuristic": "warnsdorff"})
+    assert SEED in cmp.on and cmp.trials["reduction"].tolist() == [300 - 70, 500 - 90]
+    one = analysis.compare(df.iloc[1:3], {"tie_break": "move_order"}, {"tie_break": "random"})
+    assert SEED not in one.on and one.trials["reduction"].tolist() == [64 - 90]
+    assert N_QUEENS.seeded is None and SEED not in search_columns(with_keys(queens("recursive",
+                                                                                  [1])))
 
 
 def test_queens_strategies_pair_by_tree():

@@ -295,6 +295,22 @@ class KnightsSplit:
         prepare(params)  # the split's parameters carry the trial's engine
 
 
+def seeded(c: Mapping[str, Any]) -> bool:
+    """Whether a trial's search draws from its seed: a random tie-break of a heuristic, or a
+    plug-in rule that draws from ``board.rng`` (a rule that does not import: assumed to)."""
+    heuristic = c.get("heuristic")
+    if heuristic == "none" or not isinstance(heuristic, str):
+        return False
+    if c.get("tie_break") == "random":
+        return True
+    if not plugins.is_ref(heuristic):
+        return False
+    try:
+        return bool(rule_uses_rng(plugins.load(heuristic)))
+    except plugins.PluginError:
+        return True
+
+
 PROBLEM = ProblemSpec(
     name="knights_tour",
     title="Knight's tour",
@@ -330,6 +346,7 @@ PROBLEM = ProblemSpec(
     # every strategy walks the same tree ("dfs"): a start pairs across them and engines
     pair_on=("rows", "cols", "start_row", "start_col", "heuristic", "tie_break", "mode",
              "move_order", "closed", "strategy"),
+    seeded=seeded,
     position_columns=("start_row", "start_col"),
     size_columns=("rows", "cols"),
     oracles=(
