@@ -144,7 +144,7 @@ def _oriented(df: pd.DataFrame, pair: Pair, metric: str, spec_baseline: Any) -> 
                                                                                      Comparison]:
     """Compare, and swap the sides when the spec does not fix the baseline and the
     treatment finished less often (or, as often, cost more on the exact pairs)."""
-    on = "search" if pair.search else "all"
+    on = _on(pair, metric)
     cmp = compare(df, pair.side("baseline"), pair.side("treatment"), metric=metric, on=on)
     if spec_baseline in (pair.baseline, pair.treatment):
         return pair, cmp
@@ -158,6 +158,13 @@ def _oriented(df: pd.DataFrame, pair: Pair, metric: str, spec_baseline: Any) -> 
         return swapped, compare(df, swapped.side("baseline"), swapped.side("treatment"),
                                 metric=metric, on=on)
     return pair, cmp
+
+
+def _on(pair: Pair, metric: str) -> str:
+    """How a pair's trials match for ``metric``: on the search for a counter of a pair that
+    changes the search; on every parameter for a timing, or a pair that changes the run."""
+    timing = metric in TIMINGS or metric.endswith("_ns")
+    return "search" if pair.search and not timing else "all"
 
 
 def sentence(pair: Pair, cmp: Comparison, unit: str = "start") -> str:
@@ -238,7 +245,7 @@ def pairs_section(df: pd.DataFrame, spec: ProblemSpec | None) -> str:
                 sentences.append(sentence(pair, nodes, unit))
                 continue
             cmps = [first] + [compare(df, pair.side("baseline"), pair.side("treatment"),
-                                      metric=m, on="search" if pair.search else "all")
+                                      metric=m, on=_on(pair, m))
                               for m in pair.metrics[1:]]
         except ValueError as exc:
             notes.append(skipped(_title(pair), exc))

@@ -290,3 +290,15 @@ def test_reduction_heatmap_writes_bounds_and_unknown_cells():
     fig = plots.heatmap(cmp.trials, "reduction")
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert texts == ["800", "≥936", "?"]  # exact, baseline censored, both censored
+
+
+def test_queens_trees_compared_on_counters_and_time():
+    df = pd.concat([queens("brute_force", [256, 3125, 46656]), queens("recursive", [16, 15, 31]),
+                    queens("iterative", [16, 15, 31])], ignore_index=True)
+    text = pairs_section(df, N_QUEENS)
+    heads = re.findall(r"<h3>(.*?)</h3>", text)
+    assert heads == ["strategy: brute_force against recursive",
+                     "strategy: iterative against brute_force", "How the search was run",
+                     "strategy: iterative against recursive"]
+    same_tree = text.split("How the search was run")[1]
+    assert "<b>wall time</b>" in same_tree and "nodes (placements)" not in same_tree
