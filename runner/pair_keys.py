@@ -146,7 +146,8 @@ def most_informative(rows: pd.DataFrame, on: Sequence[str], metric: str) -> pd.D
         metric: the value a censored row is ranked by.
 
     Returns:
-        ``rows`` with one row per key (same columns, original index labels).
+        ``rows`` with one row per key (same columns, original index labels),
+        in the order in which the keys first appear in ``rows``.
     """
     if not on or rows.empty:
         return rows
@@ -157,7 +158,8 @@ def most_informative(rows: pd.DataFrame, on: Sequence[str], metric: str) -> pd.D
     first = rows.groupby(list(on), observed=True, dropna=False, sort=False).ngroup().to_numpy()
     order = np.lexsort((np.arange(len(rows)), np.nan_to_num(-value, nan=np.inf), rank, first))
     keep = order[~pd.Series(first[order]).duplicated().to_numpy()]
-    return rows.iloc[np.sort(keep)]
+    # groups are numbered in order of first appearance: the kept rows in that order
+    return rows.iloc[keep[np.argsort(first[keep], kind="stable")]]
 
 
 def one_per_search(df: pd.DataFrame, metric: str = "nodes") -> pd.DataFrame:

@@ -302,3 +302,17 @@ def test_queens_trees_compared_on_counters_and_time():
                      "strategy: iterative against recursive"]
     same_tree = text.split("How the search was run")[1]
     assert "<b>wall time</b>" in same_tree and "nodes (placements)" not in same_tree
+
+
+def test_one_per_search_keeps_the_order_of_first_appearance():
+    """The main job's groups first: plain move order's 10^9 rows come from a later folder,
+    but the group stays where the main job put it (config order)."""
+    df = pd.concat([knights("none", [(CUT, 1_000)] * 2),
+                    knights("warnsdorff", [(SOLVED, 64)] * 2),
+                    knights("none", [(SOLVED, 5_000), (CUT, 10**9)], budget=10**9,
+                            source="plain")], ignore_index=True)
+    rows = one_per_search(df)
+    assert rows["heuristic"].tolist() == ["none", "none", "warnsdorff", "warnsdorff"]
+    assert rows["nodes"].tolist() == [5_000, 10**9, 64, 64]
+    fig = plots.survival_curves(rows, by="heuristic")
+    assert fig.axes[0].lines[0].get_label() == "none (n = 2)"
