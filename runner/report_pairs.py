@@ -291,7 +291,7 @@ def _title(pair: Pair) -> str:
 
 def _detail(pair: Pair, cmps: list[Comparison], heatmap: bool) -> str:
     first = cmps[0]
-    kinds = first.trials["kind"].value_counts()
+    kinds = first.trials["kind"].value_counts(sort=False)  # exact first: category order
     counts = ", ".join(f"{int(v):,} {k}" for k, v in kinds.items() if v)
     parts = [f"<h3>{_e(_title(pair))}</h3>",
              f'<p class="note">{len(first.trials):,} paired trials: {_e(counts)}.'
