@@ -321,6 +321,7 @@ PROBLEM = ProblemSpec(
     split=KnightsSplit(),
     headline="runner.problems.knights_tour.views:headline",
     report="runner.problems.knights_tour.views:report",
+    solution_figure="runner.problems.knights_tour.views:solution_figure",
     comparisons=(Comparison("heuristic", "none", ("backtracks", "nodes")),
                  Comparison("strategy", "recursive", ("nodes", "wall_ns"))),
     position_columns=("start_row", "start_col"),
