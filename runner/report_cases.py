@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from typing import Any
 
 import numpy as np
@@ -85,6 +86,8 @@ table.sortable th[data-col] { cursor: pointer; }
 table.sortable th[data-dir="asc"]::after { content: " \\25B2"; }
 table.sortable th[data-dir="desc"]::after { content: " \\25BC"; }
 table.data td.status { text-align: left; }
+table.sortable td, table.cases td { white-space: nowrap; }
+table.cases td:last-child { white-space: normal; text-align: left; min-width: 11em; }
 """
 
 
@@ -118,8 +121,13 @@ def _case_text(values: tuple) -> str:
     return text[0] if len(text) == 1 else "(" + ", ".join(text) + ")"
 
 
+def _group_parts(groups: list[str], key: tuple) -> list[str]:
+    """``["heuristic = none", "budget_nodes = 1,000,000"]``; ``["all trials"]`` for no group."""
+    return [f"{g} = {_value(k)}" for g, k in zip(groups, key)] or ["all trials"]
+
+
 def _group_label(groups: list[str], key: tuple) -> str:
-    return ", ".join(f"{g} = {_value(k)}" for g, k in zip(groups, key)) or "all trials"
+    return ", ".join(_group_parts(groups, key))
 
 
 def _value(value: Any) -> str:
@@ -225,7 +233,8 @@ def cases_section(df: pd.DataFrame, spec: ProblemSpec | None) -> str:
              f'<p class="note">Per group, the finished {_e(head)} (solved or exhausted) with '
              f"the most backtracks, and the {_e(head)}s stopped at a budget (censored: how "
              "hard they are is not known, only that they need more than the budget).</p>",
-             f'<div class="wide">{_table(shown, index=False)}</div>']
+             '<div class="wide">' + re.sub(r'<table class="([^"]*)"', r'<table class="\1 cases"',
+                                           _table(shown, index=False), count=1) + "</div>"]
     draw = spec.hook("solution_figure")
     if draw is None:
         return "\n".join(parts)
@@ -322,7 +331,8 @@ def _long_table(grouped: list, cases: list[str], groups: list[str], head: str) -
         for i, row in enumerate(body):
             row.append(cells.get(i, '<td class="status">-</td>' + "<td>-</td>" * 3))
     top = f'<th rowspan="2" class="text" data-col="0">{_e(head)}</th>' + "".join(
-        f'<th colspan="4">{_e(_group_label(groups, k))}</th>' for k, _ in grouped)
+        f'<th colspan="4">{"<br>".join(_e(p) for p in _group_parts(groups, k))}</th>'
+        for k, _ in grouped)
     sub_head = "".join(
         f'<th data-col="{1 + 4 * g + j}">{name}</th>'
         for g in range(len(grouped))
