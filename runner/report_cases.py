@@ -150,7 +150,7 @@ def _prepared(df: pd.DataFrame, spec: ProblemSpec) -> tuple[pd.DataFrame, list[s
     """One row per trial (repeats folded), the case and group columns, and the groups
     [(key tuple, rows sorted by case)]."""
     cases = [c for c in case_columns(spec) if c in df.columns]
-    rows = one_per_trial(df, spec)
+    rows = _one_per_trial(df, spec)
     groups = case_groups(rows, spec)
     grouped = (rows.groupby(groups, dropna=False, observed=True, sort=True) if groups
                else [((), rows)])
@@ -159,6 +159,15 @@ def _prepared(df: pd.DataFrame, spec: ProblemSpec) -> tuple[pd.DataFrame, list[s
         key = key if isinstance(key, tuple) else (key,)
         out.append((key, sub.sort_values(cases, kind="stable") if cases else sub))
     return rows, cases, groups, out
+
+
+def _one_per_trial(df: pd.DataFrame, spec: ProblemSpec) -> pd.DataFrame:
+    """Repeats folded (:func:`runner.tables.one_per_trial`) within each folder (``source``)."""
+    if "source" not in df.columns or df["source"].nunique() < 2:
+        return one_per_trial(df, spec)
+    parts = [one_per_trial(sub, spec)
+             for _, sub in df.groupby("source", observed=True, sort=True)]
+    return pd.concat(parts, ignore_index=True)
 
 
 def _compact(items: list[str]) -> str:
