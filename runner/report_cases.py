@@ -87,7 +87,10 @@ table.sortable th[data-dir="asc"]::after { content: " \\25B2"; }
 table.sortable th[data-dir="desc"]::after { content: " \\25BC"; }
 table.data td.status { text-align: left; }
 table.sortable td, table.cases td { white-space: nowrap; }
+table.sortable { font-size: 0.8em; }
+table.sortable tbody td:first-child { position: sticky; left: 0; background: #fff; }
 table.cases td:last-child { white-space: normal; text-align: left; min-width: 11em; }
+table.cases th:first-child, table.cases th:last-child { text-align: left; }
 """
 
 
@@ -220,13 +223,19 @@ def cases_section(df: pd.DataFrame, spec: ProblemSpec | None) -> str:
     if spec is None or df.empty:
         return ""
     cases = case_columns(spec)
+    if not cases or not set(cases) <= set(df.columns):  # nothing varies inside a group
+        return ""
     try:
         table = hardest_cases(df, spec)
     except (KeyError, ValueError) as exc:
         return skipped("hardest and censored cases", exc)
     groups = [c for c in table.columns if c not in _CASE_FIELDS]
     head = _case_header(cases)
-    shown = pd.DataFrame({g: table[g].map(_value) for g in groups})
+    if len(groups) > 2:  # one column, a line per parameter: the table stays narrow
+        shown = pd.DataFrame({"group": [_LINE.join(_group_parts(groups, tuple(r)))
+                                        for r in table[groups].itertuples(index=False)]})
+    else:
+        shown = pd.DataFrame({g: table[g].map(_value) for g in groups})
     shown["trials"] = table["trials"]
     shown["finished"] = table["finished"]
     shown[f"hardest finished {head}"] = table["hardest"]
@@ -243,7 +252,8 @@ def cases_section(df: pd.DataFrame, spec: ProblemSpec | None) -> str:
              f"the most backtracks, and the {_e(head)}s stopped at a budget (censored: how "
              "hard they are is not known, only that they need more than the budget).</p>",
              '<div class="wide">' + re.sub(r'<table class="([^"]*)"', r'<table class="\1 cases"',
-                                           _table(shown, index=False), count=1) + "</div>"]
+                                           _table(shown, index=False), count=1).replace(
+                                               _LINE, "<br>") + "</div>"]
     draw = spec.hook("solution_figure")
     if draw is None:
         return "\n".join(parts)
@@ -265,6 +275,9 @@ def cases_section(df: pd.DataFrame, spec: ProblemSpec | None) -> str:
         parts.append(figures(drawn))
     return "\n".join(parts)
 
+
+#: Separates the lines of a group cell until the table is HTML (a private-use character).
+_LINE = "\ue000"
 
 _CASE_FIELDS = ("trials", "finished", "hardest", "placements", "backtracks", "time", "censored",
                 "censored_cases", "errors", "row")

@@ -148,9 +148,10 @@ class ProblemSpec:
         report: ``rows -> HTML`` of the report's problem section (plots), or
             its ``"module:function"`` name; None: the generic plots.
         solution_figure: ``results row -> matplotlib Figure`` drawing the row's
-            ``solution`` (the report draws each group's hardest finished case
-            with it, :mod:`runner.report_cases`), or its ``"module:function"``
-            name; None: no drawing.
+            ``solution``, or ``-> (Figure, a sentence for its caption)`` (the
+            report draws each group's hardest finished case with it,
+            :mod:`runner.report_cases`), or its ``"module:function"`` name;
+            None: no drawing.
         comparisons: what the report compares when a column varies.
         position_columns: columns that place a trial inside one problem
             instance (knight's start square): never a group of the tables.

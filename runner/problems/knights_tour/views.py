@@ -7,7 +7,6 @@ Named by :data:`runner.problems.knights_tour.PROBLEM` (``headline``,
 from __future__ import annotations
 
 import functools
-import textwrap
 
 import pandas as pd
 from matplotlib.figure import Figure
@@ -121,14 +120,10 @@ def _tour_note(rows: int, cols: int) -> str:
             "a path.")
 
 
-def solution_figure(row) -> Figure:
-    """The tour of a results row drawn (:func:`runner.plots.knight_tour`); the caption note of
-    a downsampled board goes into the figure's footer."""
-    fig = plots.knight_tour(row)
-    note = _tour_note(int(row["rows"]), int(row["cols"]))
-    if note:
-        fig.text(0.0, -0.02, textwrap.fill(note.strip(), 90), fontsize=7, va="top")
-    return fig
+def solution_figure(row) -> tuple[Figure, str]:
+    """The tour of a results row drawn (:func:`runner.plots.knight_tour`), and the caption's
+    note when the board is drawn downsampled ("" otherwise)."""
+    return plots.knight_tour(row), _tour_note(int(row["rows"]), int(row["cols"])).strip()
 
 
 def report(df: pd.DataFrame) -> str:
