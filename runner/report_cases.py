@@ -118,6 +118,11 @@ def _case_header(cases: list[str]) -> str:
     return prefix or ", ".join(cases)
 
 
+def _plural(head: str) -> str:
+    """``starts`` for ``start``; ``n values`` for a one-letter name."""
+    return f"{head} values" if len(head) < 3 else f"{head}s"
+
+
 def _case_text(values: tuple) -> str:
     """``(3, 5)`` for a square, ``12`` for one value."""
     text = [str(int(v)) if isinstance(v, (int, np.integer)) else str(v) for v in values]
@@ -242,14 +247,14 @@ def cases_section(df: pd.DataFrame, spec: ProblemSpec | None) -> str:
     shown["placements"] = table["placements"].map(fmt_int)
     shown["backtracks"] = table["backtracks"].map(fmt_int)
     shown["time"] = table["time"].map(lambda t: "-" if pd.isna(t) else fmt_ns(t))
-    shown[f"censored {head}s"] = [
+    shown[f"censored {_plural(head)}"] = [
         (f"{n:,}: {_compact(items)}" if items else f"{n:,}") if n else "0"
         for n, items in zip(table["censored"], table["censored_cases"])]
     if table["errors"].any():
         shown["errors"] = table["errors"]
-    parts = [f"<h2>Hardest and censored {_e(head)}s</h2>",
+    parts = [f"<h2>Hardest and censored {_e(_plural(head))}</h2>",
              f'<p class="note">Per group, the finished {_e(head)} (solved or exhausted) with '
-             f"the most backtracks, and the {_e(head)}s stopped at a budget (censored: how "
+             f"the most backtracks, and the {_e(_plural(head))} stopped at a budget (censored: how "
              "hard they are is not known, only that they need more than the budget).</p>",
              '<div class="wide">' + re.sub(r'<table class="([^"]*)"', r'<table class="\1 cases"',
                                            _table(shown, index=False), count=1).replace(
@@ -267,11 +272,12 @@ def cases_section(df: pd.DataFrame, spec: ProblemSpec | None) -> str:
         label = _group_label(groups, tuple(getattr(rec, g) for g in groups))
         drawn.append(figure(
             functools.partial(draw, row),
-            f"The hardest finished {head} for {label}: {rec.hardest}, "
+            f"The hardest finished {head} for {label}: "
+            f"{rec.hardest if len(cases) > 1 else f'{head} = {rec.hardest}'}, "
             f"{fmt_int(rec.backtracks)} backtracks, {fmt_int(rec.placements)} placements, "
             f"{fmt_ns(rec.time) if not pd.isna(rec.time) else '-'}.", "svg", "board"))
     if drawn:
-        parts.append(f"<h3>Solutions of the hardest {_e(head)}s</h3>")
+        parts.append(f"<h3>Solutions of the hardest {_e(_plural(head))}</h3>")
         parts.append(figures(drawn))
     return "\n".join(parts)
 
@@ -333,7 +339,7 @@ def _long_table(grouped: list, cases: list[str], groups: list[str], head: str) -
     keys = pd.concat([g[cases] for _, g in grouped]).drop_duplicates()
     keys = keys.sort_values(cases, kind="stable")
     if len(keys) > MAX_CASE_ROWS:
-        notes.append(f"the first {MAX_CASE_ROWS:,} of {len(keys):,} {head}s")
+        notes.append(f"the first {MAX_CASE_ROWS:,} of {len(keys):,} {_plural(head)}")
         keys = keys.head(MAX_CASE_ROWS)
     order = {tuple(k): i for i, k in enumerate(keys.itertuples(index=False))}
     body = [[f'<td class="text" data-v="{i}">{_e(_case_text(k))}</td>']

@@ -166,9 +166,10 @@ def test_queens_hardest_n_and_placement(tmp_path):
     assert table.loc["amb", "hardest"] == "7" and table.loc["amb", "censored_cases"] == ["8"]
     text = render_report(folder)
     check_report(text)
-    assert re.findall(r"<figcaption>(The hardest finished n[^:]*: \d+),", text) == [
-        "The hardest finished n for strategy = recursive: 8",
-        "The hardest finished n for strategy = amb: 7"]
+    captions = re.findall(r"<figcaption>(The hardest finished n[^:]*: n = \d+, [\d,]+ back)",
+                          text)
+    assert captions == ["The hardest finished n for strategy = recursive: n = 8, 6,553 back",
+                        "The hardest finished n for strategy = amb: n = 7, 2,180 back"]
     top, sub, *rows = html_tables(section(text, "Every n"))[0]
     assert top == ["n", "strategy = recursive", "strategy = amb"]
     assert [r[0] for r in rows] == ["4", "5", "6", "7", "8"]
