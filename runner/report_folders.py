@@ -22,7 +22,7 @@ from .errors import ResultsError
 from .html import escape as _e
 from .html import table as _table
 from .selection import select_rows
-from .store import config_of, is_uri, newest_meta, part_metas
+from .store import config_of, newest_meta, part_metas
 
 
 @dataclass
@@ -38,16 +38,18 @@ class Folder:
 
 
 def as_folders(results: str | Path | Sequence[str | Path]) -> list[str | Path]:
-    """The folders a report is made of, as given, each once: a URI stays a str, a path a Path.
+    """The folders a report is made of, each once, as :func:`runner.analysis.load` reads
+    them: a URI stays a str, a path becomes a Path, a glob (``"results/*"``) the folders it
+    matches that hold results.
 
     Raises:
-        ResultsError: no folder given.
+        ResultsError: no folder given, or a glob that matches no results folder.
     """
     items = [results] if isinstance(results, (str, Path)) else list(results)
     if not items:
         raise ResultsError("no results folder given\n  fix: btlab report RESULTS_DIR "
                            "[RESULTS_DIR ...] -o report.html")
-    return list(dict.fromkeys(str(r) if is_uri(r) else Path(r) for r in items))
+    return analysis._resolve_folders(items)
 
 
 def load_folders(folders: list[str | Path], all_rows: bool = False

@@ -239,3 +239,11 @@ def test_sort_script_orders_numbers_bounds_and_blanks(tmp_path):
         order[frag] = re.findall(r"<tr><td>(\w)</td>", dom)
     assert order["#sort=1"] == ["d", "a", "c", "b"]  # 9 < 120 < >=1,000; blanks last
     assert order["#sort=-1"] == ["c", "a", "d", "b"]
+
+
+def test_a_glob_reports_every_folder_it_matches(synthetic, two):
+    text = render_report(str(synthetic["none"].parent / "syn-*"))
+    assert "<title>btlab report: syn-none + syn-warnsdorff</title>" in text
+    assert section(text, "What was run").count("<li>") == 2
+    for heading in ("Hardest and censored starts", "Every start"):
+        assert html_tables(section(text, heading)) == html_tables(section(two, heading))
