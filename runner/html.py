@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 
 from . import plots
 
-#: At most this many heatmaps and example tours go into one report.
+#: At most this many heatmaps and drawn solutions go into one report.
 MAX_PLOTS_PER_KIND = 12
 
 

@@ -83,8 +83,9 @@ def _one_problem(folders: list[Folder]) -> None:
     if len(set(problems.values())) > 1:
         listed = ", ".join(f"{name}: {p}" for name, p in problems.items())
         raise ResultsError(
-            "the results folders hold different problems, and one report compares trials of "
-            f"one problem\n  found: {listed}\n  fix: one report per problem, e.g. "
+            "the results folders hold different problems\n  expected: folders of one problem "
+            "(a report compares the trials of one problem)\n"
+            f"  found:    {listed}\n  fix:      one report per problem, e.g. "
             + "; ".join(f"btlab report {f.path} -o {f.name}.html" for f in folders))
 
 
