@@ -6,7 +6,8 @@
 ``btlab validate CONFIG [KEY=VALUE ...]``  check a config, print the trial count and samples
 ``btlab --version``        btlab's version and the git commit of its code
 ``btlab compare A B``      compare two results folders trial by trial
-``btlab report RESULTS_DIR -o report.html``  one self-contained HTML report
+``btlab report RESULTS_DIR [RESULTS_DIR ...] -o report.html``  one self-contained HTML
+                           report (several folders of one problem: read together)
 
 Exit status: 0 all trials ran, 1 some trials failed (status ``error``),
 2 bad input (nothing was run or written), 3 results could not be written
@@ -131,14 +132,18 @@ def _parser() -> argparse.ArgumentParser:
     val.add_argument("config")
     val.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help=_OVERRIDES_HELP)
 
-    rep = sub.add_parser("report", help="write a self-contained HTML report of a results folder")
-    rep.add_argument("results", help="a results folder, e.g. results/warnsdorff-64-starts")
+    rep = sub.add_parser("report", help="write a self-contained HTML report of one or several "
+                         "results folders (of one problem)")
+    rep.add_argument("results", nargs="+",
+                     help="results folders, e.g. results/warnsdorff-64-starts; several are "
+                     "read together (a column source names each row's folder)")
     rep.add_argument("-o", "--output", default="report.html",
                      help="the HTML file to write (default: report.html): a new file or a "
                      "regular file to replace, never a directory, pipe, device or symbolic "
                      "link; - prints the report")
     rep.add_argument("--all", action="store_true",
-                     help="include rows of trials that are no longer in the config last run")
+                     help="include rows of trials that are no longer in the config last run "
+                     "into each folder")
     return p
 
 

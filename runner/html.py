@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 
 from . import plots
 
-#: At most this many heatmaps and example tours go into one report.
+#: At most this many heatmaps and drawn solutions go into one report.
 MAX_PLOTS_PER_KIND = 12
 
 
@@ -35,10 +35,11 @@ def table(frame: pd.DataFrame, index: bool = True) -> str:
     return re.sub(r"<td>(&gt;=|&lt;=|unknown)", r'<td class="bound">\1', text)
 
 
-def figure(make: Callable[[], Figure], caption: str, fmt: str = "png",
+def figure(make: Callable[[], Figure | tuple[Figure, str]], caption: str, fmt: str = "png",
            kind: str = "wide") -> str:
     """One ``<figure>`` with the plot embedded as a data URI, or a note why it is missing.
 
+    ``make`` returns the Figure, or (Figure, a sentence appended to the caption).
     ``kind`` sets the display width: ``heatmap`` (two a row), ``wide`` or ``board``.
     A plot that cannot be drawn for these rows (ValueError, KeyError: no trial
     to plot, a missing column) becomes a note; so does any other exception, as
@@ -54,6 +55,9 @@ def figure(make: Callable[[], Figure], caption: str, fmt: str = "png",
                       RuntimeWarning, stacklevel=2)
         return skipped(caption.split(".")[0] + " (a btlab bug, please report it)",
                        RuntimeError(f"{type(exc).__name__}: {exc}"))
+    if isinstance(fig, tuple):
+        fig, more = fig
+        caption = f"{caption} {more}".strip() if more else caption
     uri = figure_data_uri(fig, fmt)
     return (f'<figure class="{kind}"><img src="{uri}" alt="{escape(caption)}">'
             f"<figcaption>{escape(caption)}</figcaption></figure>")

@@ -1,42 +1,48 @@
-"""``btlab report``: one self-contained HTML file about a results folder.
+"""``btlab report``: one self-contained HTML file about one or several results folders.
 
 The file needs nothing else to be read: styles are inline, every plot is an
-``<img>`` whose ``src`` is a base64 ``data:`` URI (PNG or SVG), and there is
-no script, no web font and no link to fetch. It holds, in order:
+``<img>`` whose ``src`` is a base64 ``data:`` URI (PNG or SVG), the one script
+(sorting the per-start table, :data:`runner.report_cases.SORT_SCRIPT`) is
+inline, and there is no web font and no link to fetch. Several folders (of
+one problem) are read together (:mod:`runner.report_folders`: a ``source``
+column names each row's folder). It holds, in order:
 
-1. what was run: the config's name and description, trial and run counts;
+1. what was run: the config's name and description, trial and run counts
+   (per folder);
 2. the headline tables, exactly as ``btlab show`` prints them (captured from
-   :mod:`runner.summary` and exported as HTML), then a summary table from
-   :func:`runner.analysis.summary` with bounds marked ``>=``;
+   :mod:`runner.summary` and exported as HTML; per folder), then a summary
+   table from :func:`runner.analysis.summary` with bounds marked ``>=``;
 3. the distribution of search cost (:func:`runner.report_survival.survival_section`:
    survival curves, cactus plot, quantiles, log-rank tests) and the pairwise
    comparisons (:func:`runner.report_pairs.pairs_section`: every pair of groups
    that differ in one of the spec's :attr:`runner.spec.ProblemSpec.comparisons`
    columns, trials paired on the search, totals split into exact and bounded
    parts, reduction heatmaps);
-4. the problem's own section (:attr:`runner.spec.ProblemSpec.report`; see
+4. the hardest finished and the censored cases (start squares; n for
+   N-Queens) of each group, with the hardest solutions drawn, and every case
+   in one table sortable by any column (:mod:`runner.report_cases`);
+5. the problem's own section (:attr:`runner.spec.ProblemSpec.report`; see
    :mod:`runner.problems.knights_tour.views`, :mod:`runner.problems.n_queens.views`),
    or, for a problem that defines none, wall time against nodes;
-5. failed trials, if any (first line of each message);
-6. the config as stored in the Parquet metadata, and provenance: runs,
-   hosts, btlab / Python / Ray versions, git commits, schema version.
+6. failed trials, if any (first line of each message);
+7. the config as stored in the Parquet metadata, and provenance: runs,
+   hosts, btlab / Python / Ray versions, git commits, schema version (per
+   folder).
 """
 
 from __future__ import annotations
 
 import io
-import json
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import pandas as pd
-import yaml
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import analysis, plots, plugins
+from . import analysis, plots, plugins, report_cases, report_folders
 from .errors import BtlabError
 from .html import escape as _e
 from .html import figure, figures, skipped
@@ -45,9 +51,8 @@ from .outfile import atomic_write_text, check_target
 from .problems import get_problem
 from .report_pairs import pairs_section
 from .report_survival import survival_section
-from .selection import select_rows
 from .spec import ProblemSpec
-from .store import btlab_version, config_of, is_uri, newest_meta, part_metas
+from .store import btlab_version
 from .summary import print_headline
 
 _CSS = """
@@ -78,12 +83,13 @@ figure.heatmap { width: 540px; } figure.wide { width: 760px; } figure.board { wi
 figcaption { font-size: 0.85em; color: #444; }
 dl.kv { display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; }
 dl.kv dt { font-weight: 600; } dl.kv dd { margin: 0; }
-"""
+""" + report_cases.SORT_CSS
 
 
-def write_report(results: str | Path, out: str | Path = "report.html",
+def write_report(results: str | Path | Sequence[str | Path], out: str | Path = "report.html",
                  all_rows: bool = False) -> Path:
-    """Write the HTML report of a results folder to ``out``; returns ``out`` as a Path.
+    """Write the HTML report of one or several results folders to ``out``; returns ``out``
+    as a Path.
 
     ``out`` must be a new file or a regular file to replace; it is checked
     before the report is made and written whole or not at all
@@ -91,13 +97,15 @@ def write_report(results: str | Path, out: str | Path = "report.html",
     trials no longer in the config last run (``btlab report --all``).
 
     Raises:
-        ResultsError: ``results`` holds no btlab results.
+        ResultsError: a folder holds no btlab results (named), or the folders
+            hold different problems (exit 2).
         OutputPathError: ``out`` is a directory, FIFO, device, socket or symbolic
-            link, or cannot be created (exit 2).
+            link, is inside one of the folders, or cannot be created (exit 2).
         WriteError: the disk is full or an I/O error while writing (exit 3).
     """
     check_target(out, "the report", STDOUT_HINT)
-    _outside_results(results, out)
+    for folder in report_folders.as_folders(results):
+        _outside_results(folder, out)
     text = render_report(results, all_rows=all_rows)
     return atomic_write_text(out, text, "the report", STDOUT_HINT)
 
@@ -135,32 +143,41 @@ def _outside_results(results: str | Path, out: str | Path) -> None:
 STDOUT_HINT = "to print the report instead, give -o -"
 
 
-def render_report(results: str | Path, all_rows: bool = False) -> str:
-    """The HTML report of a results folder, as one string (see the module docstring).
+def render_report(results: str | Path | Sequence[str | Path], all_rows: bool = False) -> str:
+    """The HTML report of one or several results folders, as one string (see the module
+    docstring).
 
-    It counts the rows ``btlab show`` counts (:func:`runner.selection.select_rows`):
-    the trials of the config last run into the folder, or every row with
-    ``all_rows``, and says what it left out in the same words.
+    It counts the rows ``btlab show`` counts in each folder
+    (:func:`runner.selection.select_rows`): the trials of the config last run
+    into it, or every row with ``all_rows``, and says what it left out in the
+    same words.
 
     Raises:
-        ResultsError: ``results`` holds no btlab results.
+        ResultsError: a folder holds no btlab results (named), or the folders
+            hold different problems (exit 2).
     """
-    folder: str | Path = str(results) if is_uri(results) else Path(results)
-    chosen = select_rows(folder, analysis.load(folder), all_rows)
-    df = _drop_unused_categories(chosen.rows)
-    config = config_of(folder)
+    folders = report_folders.as_folders(results)
+    df, chosen = report_folders.load_folders(folders, all_rows)
+    several = len(chosen) > 1
+    config = chosen[0].config
     problem = str(df["problem"].iloc[0]) if len(df) else config.get("problem", "?")
-    name = config.get("name") or str(folder).rstrip("/").rsplit("/", 1)[-1]
+    name = (" + ".join(f.name for f in chosen) if several
+            else config.get("name") or chosen[0].name)
     sections: list[str] = []
     runs = df["run_id"].nunique() if "run_id" in df.columns else 0
     repeats = int(df["repeat"].max()) + 1 if "repeat" in df.columns and len(df) else 1
-    lead = (f"{len(df):,} trials of <b>{_e(problem)}</b> from <code>{_e(folder)}</code>, "
+    where = (f"{len(chosen)} results folders" if several
+             else f"<code>{_e(chosen[0].path)}</code>")
+    lead = (f"{len(df):,} trials of <b>{_e(problem)}</b> from {where}, "
             f"{runs} run(s)" + (f", {repeats} repeats per trial" if repeats > 1 else "")
             + f"; report made {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by btlab "
             f"{_e(btlab_version())}.")
-    lead += "".join(f"<br>{_e(note)}" for note in chosen.notes)
-    if config.get("description"):
-        lead = f"{_e(config['description'])}<br>{lead}"
+    if not several:
+        lead += "".join(f"<br>{_e(note)}" for note in chosen[0].notes)
+        if config.get("description"):
+            lead = f"{_e(config['description'])}<br>{lead}"
+    else:
+        sections.append(report_folders.what_was_run(chosen))
     try:
         spec: ProblemSpec | None = get_problem(problem)
     except (ValueError, plugins.PluginError) as exc:
@@ -169,25 +186,20 @@ def render_report(results: str | Path, all_rows: bool = False) -> str:
     if df.empty:  # e.g. only a part that records a config, or every row left out
         sections.append('<h2>Headline</h2><p class="note">No trial to show.</p>')
     else:
-        sections.append(_headline(df))
+        sections.append(_headline(df, [(f.name, f.rows) for f in chosen] if several else None))
         sections.append(survival_section(df, spec))
         sections.append(pairs_section(df, spec))
+        sections.append(report_cases.cases_section(df, spec))
+        sections.append(report_cases.per_start_section(df, spec))
         sections.append(_problem_section(df, spec))
         sections.append(_errors(df))
-    sections.append(_config_and_provenance(df, folder, config))
+    sections.append(report_folders.config_and_provenance(chosen))
     body = "\n".join(s for s in sections if s)
     return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
             f"<title>btlab report: {_e(name)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
             f"<h1>btlab report: {_e(name)}</h1>\n<p class=\"lead\">{lead}</p>\n{body}\n"
             f"</body>\n</html>\n")
-
-
-def _drop_unused_categories(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` with categories no row uses any more dropped (after rows were left out)."""
-    cats = [c for c in df.columns if isinstance(df[c].dtype, pd.CategoricalDtype)
-            and c != "status"]
-    return df.assign(**{c: df[c].cat.remove_unused_categories() for c in cats}) if cats else df
 
 
 # --------------------------------------------------------------------------- sections
@@ -235,16 +247,31 @@ def rich_table_html(table: Table) -> str:
             + "".join(body) + "</tbody></table>")
 
 
-def _headline(df: pd.DataFrame) -> str:
+def _headline(df: pd.DataFrame, folders: list[tuple[str, pd.DataFrame]] | None = None) -> str:
+    """The tables ``btlab show`` prints (of each folder, ``folders``: [(name, rows)]), then
+    the summary by group of every row."""
     parts = ["<h2>Headline</h2>"]
-    if len(df):
-        console = _Collector()
-        print_headline(df, console)
-        parts.append('<p class="note">The tables <code>btlab show</code> prints. Trials stopped '
-                     'at a budget are <i>censored</i>: their counters are lower bounds, '
-                     'written <code>&gt;=N</code> (shaded).</p>')
-        grids = []
-        for item in console.items:
+    parts.append('<p class="note">The tables <code>btlab show</code> prints'
+                 + (" for each folder" if folders else "") + '. Trials stopped '
+                 'at a budget are <i>censored</i>: their counters are lower bounds, '
+                 'written <code>&gt;=N</code> (shaded).</p>')
+    for name, rows in folders or [("", df)]:
+        if name:
+            parts.append(f"<h3>{_e(name)}</h3>")
+        if len(rows):
+            parts.extend(_show_tables(rows))
+    parts.append("<h3>Summary by group</h3>")
+    parts.extend(_summary(df))
+    return "\n".join(parts)
+
+
+def _show_tables(df: pd.DataFrame) -> list[str]:
+    """The tables ``btlab show`` prints for ``df``, as HTML (start grids side by side)."""
+    console = _Collector()
+    print_headline(df, console)
+    parts: list[str] = []
+    grids: list[str] = []
+    for item in console.items:
             if isinstance(item, Table):
                 html_table = rich_table_html(item)
                 if _plain(item.title).startswith("backtracks by start square"):
@@ -256,9 +283,14 @@ def _headline(df: pd.DataFrame) -> str:
                     parts.append(html_table)
             else:
                 parts.append(f'<p class="note">{_e(_plain(item))}</p>')
-        if grids:
-            parts.append('<div class="figures">' + "\n".join(grids) + "</div>")
-    parts.append("<h3>Summary by group</h3>")
+    if grids:
+        parts.append('<div class="figures">' + "\n".join(grids) + "</div>")
+    return parts
+
+
+def _summary(df: pd.DataFrame) -> list[str]:
+    """The summary by group (:func:`runner.analysis.summary`, bounds marked), as HTML."""
+    parts = []
     parts.append('<p class="note">Counts by status, then min / median / mean / max per metric '
                  '(repeats folded: counters from the first repeat, timings the median over '
                  'repeats; failed trials left out of the statistics). <code>&gt;=</code> marks '
@@ -274,7 +306,7 @@ def _headline(df: pd.DataFrame) -> str:
         parts.append('<div class="figures">' + "\n".join(tables) + "</div>")
     except ValueError as exc:
         parts.append(skipped("summary", exc))
-    return "\n".join(parts)
+    return parts
 
 
 def _generic_plots(df: pd.DataFrame) -> str:
@@ -304,60 +336,3 @@ def _errors(df: pd.DataFrame) -> str:
     return (f"<h2>Failed trials ({len(failed):,})</h2>"
             + ("" if len(failed) <= 20 else '<p class="note">The first 20.</p>')
             + _table(table, index=False))
-
-
-def _config_and_provenance(df: pd.DataFrame, folder: str | Path, config: dict) -> str:
-    parts = ["<h2>Config</h2>",
-             '<p class="note">The expanded config stored in the Parquet metadata '
-             '(<code>btlab.config</code>) of the newest part file.</p>',
-             f"<pre>{_e(_config_yaml(config))}</pre>" if config
-             else '<p class="note">No config in the metadata.</p>']
-    overrides = json.loads(newest_meta(folder).get("btlab.overrides", "[]"))
-    if overrides:
-        parts.append('<p class="note">Run with the command-line overrides (already in the '
-                     f'config above): <code>{_e(" ".join(overrides))}</code></p>')
-    parts.append("<h2>Provenance</h2>")
-    metas = part_metas(folder)
-    versions = sorted({m.get("btlab.schema_version", "?") for m in metas})
-    info = {"results folder": str(folder), "part files": f"{len(metas):,}",
-            "schema version": ", ".join(versions)}
-    for col, title in (("btlab_version", "btlab version"), ("git_commit", "git commit"),
-                       ("git_dirty", "uncommitted changes"),
-                       ("python_version", "Python"), ("ray_version", "Ray"), ("host", "hosts")):
-        if col in df.columns:
-            counts = df[col].astype("string").fillna("(none)").value_counts()
-            info[title] = ", ".join(f"{k} ({v:,} trials)" if len(counts) > 1 else str(k)
-                                    for k, v in counts.items())
-    if "node_id" in df.columns:
-        nodes = df["node_id"].dropna().nunique()
-        info["Ray nodes"] = f"{nodes}" if nodes else "none (serial backend)"
-    parts.append('<dl class="kv">' + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>"
-                                             for k, v in info.items()) + "</dl>")
-    if "run_id" in df.columns:
-        agg: dict[str, tuple[str, Any]] = {"trials": ("trial_id", "size")}
-        if "started_at" in df.columns:
-            agg.update(first_start=("started_at", "min"), last_start=("started_at", "max"))
-        for col in ("host", "btlab_version", "git_commit"):
-            if col in df.columns:
-                agg[col] = (col, lambda s: ", ".join(sorted(map(str, s.dropna().unique()))))
-        runs = df.groupby("run_id", observed=True).agg(**agg).reset_index()
-        for col in ("first_start", "last_start"):
-            if col in runs.columns:
-                runs[col] = runs[col].map(lambda t: f"{t:%Y-%m-%d %H:%M:%S} UTC")
-        parts.append("<h3>Runs</h3>")
-        parts.append(_table(runs, index=False))
-    return "\n".join(parts)
-
-
-_CONFIG_ORDER = ("name", "problem", "description", "fixed", "matrix", "exclude", "include",
-                 "budget", "repeats", "seed")
-
-
-def _config_yaml(config: dict) -> str:
-    """The config as YAML, keys in the order a config file lists them."""
-    ordered = {k: config[k] for k in _CONFIG_ORDER if k in config}
-    ordered.update({k: v for k, v in config.items() if k not in ordered})
-    if isinstance(ordered.get("description"), str):
-        ordered["description"] = " ".join(ordered["description"].split())
-    return yaml.safe_dump(ordered, sort_keys=False, allow_unicode=True, width=100,
-                          default_flow_style=None)

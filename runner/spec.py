@@ -157,6 +157,11 @@ class ProblemSpec:
             and table code); None: the generic tables.
         report: ``rows -> HTML`` of the report's problem section (plots), or
             its ``"module:function"`` name; None: the generic plots.
+        solution_figure: ``results row -> matplotlib Figure`` drawing the row's
+            ``solution``, or ``-> (Figure, a sentence for its caption)`` (the
+            report draws each group's hardest finished case with it,
+            :mod:`runner.report_cases`), or its ``"module:function"`` name;
+            None: no drawing.
         comparisons: what the report compares when a column varies.
         pair_on: the parameter columns that define the search: trials that
             agree on them walk the same tree, so their counters agree up to a
@@ -197,6 +202,7 @@ class ProblemSpec:
     split: SplitSupport | None = None
     headline: str | Callable[[pd.DataFrame, Console], None] | None = None
     report: str | Callable[[pd.DataFrame], str] | None = None
+    solution_figure: str | Callable[[Any], Any] | None = None
     comparisons: tuple[Comparison, ...] = ()
     pair_on: tuple[str, ...] | None = None
     seeded: Callable[[Mapping[str, Any]], bool] | None = None
@@ -207,7 +213,8 @@ class ProblemSpec:
     source: str = ""
 
     def hook(self, name: str) -> Callable[..., Any] | None:
-        """The ``headline`` or ``report`` function, loaded if given by name; None if unset.
+        """The ``headline``, ``report`` or ``solution_figure`` function, loaded if given by
+        name; None if unset.
 
         Raises:
             runner.plugins.PluginError: a name that does not import.

@@ -19,6 +19,7 @@ import base64
 import binascii
 import json
 import math
+import re
 import shutil
 import subprocess
 import textwrap
@@ -381,9 +382,18 @@ def test_plot_save_refuses_other_formats(tmp_path):
 class _Images(HTMLParser):
     def __init__(self):
         super().__init__()
-        self.images, self.tags, self.links = [], [], []
+        self.images, self.tags, self.links, self.scripts = [], [], [], []
+        self._in_script = False
+
+    def handle_data(self, data):
+        if self._in_script:
+            self.scripts.append(data)
+
+    def handle_endtag(self, tag):
+        self._in_script = False
 
     def handle_starttag(self, tag, attrs):
+        self._in_script = tag == "script"
         attrs = dict(attrs)
         self.tags.append(tag)
         if tag == "img":
@@ -398,7 +408,10 @@ def check_report(text: str) -> _Images:
     parser.feed(text)
     parser.close()
     assert parser.images, "no images"
-    assert "script" not in parser.tags and "link" not in parser.tags and not parser.links
+    # one inline script (the sortable table), nothing fetched: no src, link, URL or import
+    assert "link" not in parser.tags and not parser.links
+    for script in parser.scripts:
+        assert "://" not in script and "import" not in script and "fetch(" not in script
     for src in parser.images:
         head, _, payload = src.partition(",")
         assert head in ("data:image/png;base64", "data:image/svg+xml;base64"), head[:40]
@@ -449,7 +462,7 @@ def test_report_is_self_contained_html(tiny_report, tiny_run):
     text = tiny_report.read_text(encoding="utf-8")
     parser = check_report(text)
     # survival curves, cactus plot, the reduction heatmap of warnsdorff against none,
-    # 2 heatmaps, time vs nodes, 2 example tours
+    # 2 heatmaps, time vs nodes, 2 hardest-start tours
     assert len(parser.images) == 2 + 1 + 2 + 1 + 2
     for needle in ("btlab report: tiny-knights", "a small sweep for the report test",
                    "Knight&#x27;s tour: trials by status", "backtracks by start square",
@@ -524,22 +537,57 @@ def test_queens_results_compare_and_report(tmp_path):
     assert plots.metric_vs_size(df, "wall_ns").axes[0].get_xlabel().startswith("n")
     text = render_report(folder)
     parser = check_report(text)
-    assert len(parser.images) == 4  # nodes and time against n, time vs nodes, a placement
+    # nodes and time against n, time vs nodes, the placement of each strategy's hardest n
+    assert len(parser.images) == 5
     assert "<h3>strategy: amb against recursive</h3>" in text  # one tree: compared on time
     assert "Distribution of search cost" not in text  # one trial per n: no distribution
 
 
+@pytest.fixture(scope="module")
+def two_folder_report(tiny_run, tmp_path_factory) -> Path:
+    """The tiny sweep and a second folder (heuristic none at 2,000 placements) in one report."""
+    root = tmp_path_factory.mktemp("tiny2")
+    cfg = root / "tiny2.yaml"
+    cfg.write_text(SMALL.replace("name: tiny-knights", "name: tiny-none-2000")
+                   .replace("heuristic: [none, warnsdorff]", "heuristic: [none]")
+                   .replace("nodes: 300", "nodes: 2000"))
+    second = root / "none-2000"
+    assert main(["run", str(cfg), "--backend", "serial", "--out", str(second), "--quiet"]) == 0
+    out = root / "two.html"
+    assert main(["report", str(tiny_run), str(second), "-o", str(out)]) == 0
+    return out
+
+
+CHROMIUM = ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+            "--no-first-run", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync"]
+
+
 @pytest.mark.skipif(shutil.which("chromium") is None,
                     reason="chromium not installed (Debian: apt-get install chromium)")
-def test_report_renders_in_headless_chromium(tiny_report, tmp_path):
+def test_report_renders_in_headless_chromium(two_folder_report, tmp_path):
+    text = two_folder_report.read_text(encoding="utf-8")
+    check_report(text)
+    assert "<h3>results</h3>" in text and "<h3>none-2000</h3>" in text
     shot = tmp_path / "shot.png"
-    cmd = ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-           "--no-first-run", "--disable-background-networking", "--disable-component-update",
-           "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
-           "--window-size=1280,2400", f"--screenshot={shot}", tiny_report.resolve().as_uri()]
+    cmd = [*CHROMIUM, f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1280,2400",
+           f"--screenshot={shot}", two_folder_report.resolve().as_uri()]
     subprocess.run(cmd, capture_output=True, timeout=120, check=False)
     assert shot.exists(), "chromium wrote no screenshot"
     assert_image(shot, min_size=(1000, 1000))
     with Image.open(shot) as im:
         grey = np.asarray(im.convert("L"), dtype=float)
     assert (grey < 128).mean() > 0.005  # text and plots, not a white page
+    # the per-start table sorted by the browser on load (#sort=-3): column 3 is the first
+    # group's (heuristic none, 300 placements) backtracks, descending
+    cmd = [*CHROMIUM, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
+           two_folder_report.resolve().as_uri() + "#sort=-3"]
+    dom = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False).stdout
+    table = dom.split('<table class="data sortable">', 1)[1].split("</table>", 1)[0]
+    starts = re.findall(r'<tr><td class="text" data-v="\d+">(\([0-9, ]+\))</td>', table)
+    backtracks = [int(v) for v in re.findall(r'<tr><td[^>]*>[^<]*</td><td[^>]*>[^<]*</td>'
+                                            r'<td[^>]*>[^<]*</td><td[^>]*data-v="(\d+)"', table)]
+    assert len(starts) == 25 and starts != sorted(starts)
+    assert backtracks == sorted(backtracks, reverse=True) and backtracks[0] == 290
+    assert starts[0] == "(2, 1)"  # >=290 backtracks of heuristic none at 300 placements
+    assert 'data-dir="desc"' in table

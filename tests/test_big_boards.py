@@ -157,7 +157,8 @@ def test_real_300x300_run_prints_a_summary_and_reports_in_bounded_memory(tmp_pat
     assert got["peak_bytes"] < 1 * GIB, got
     assert got["seconds"] < MAX_REPORT_SECONDS, got
     html = report.read_text()
-    assert "Example tours" in html
+    assert "Solutions of the hardest starts" in html
+    assert "The hardest finished start for all trials: (0, 0), 0 backtracks" in html
     assert "Downsampled: the 300 x 300 board has more than 4,096 squares" in html
     assert "grid not printed" in html  # the headline tables, as show prints them
 

@@ -337,6 +337,7 @@ PROBLEM = ProblemSpec(
     split=KnightsSplit(),
     headline="runner.problems.knights_tour.views:headline",
     report="runner.problems.knights_tour.views:report",
+    solution_figure="runner.problems.knights_tour.views:solution_figure",
     comparisons=(Comparison("heuristic", "none", ("backtracks", "nodes"),
                             {"none": "plain move order"}),
                  Comparison("tie_break", "move_order", ("backtracks", "nodes")),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 
 import pandas as pd
+from matplotlib.figure import Figure
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -119,8 +120,15 @@ def _tour_note(rows: int, cols: int) -> str:
             "a path.")
 
 
+def solution_figure(row) -> tuple[Figure, str]:
+    """The tour of a results row drawn (:func:`runner.plots.knight_tour`), and the caption's
+    note when the board is drawn downsampled ("" otherwise)."""
+    return plots.knight_tour(row), _tour_note(int(row["rows"]), int(row["cols"])).strip()
+
+
 def report(df: pd.DataFrame) -> str:
-    """The report's plots: backtracks by start square, work and time, example tours (HTML)."""
+    """The report's plots: backtracks by start square, work and time (HTML). The tours of the
+    hardest start squares are drawn by :mod:`runner.report_cases` (:func:`solution_figure`)."""
     parts = ["<h2>Plots</h2>"]
     labels = [c for c in ("heuristic", "tie_break", "strategy", "mode", "move_order", "closed",
                           "engine", "source") if c in df.columns
@@ -166,25 +174,4 @@ def report(df: pd.DataFrame) -> str:
                           "slower per node.", "png"))
     parts.append("<h3>Work and time</h3>")
     parts.append(figures(scaling))
-    tours: list[str] = []
-    solved = df[(df["status"].astype("object") == "solved") & df["solution"].notna()]
-    tour_groups = solved.groupby(labels, observed=True, sort=True) if labels else [((), solved)]
-    for key, sub in tour_groups:
-        if len(tours) >= MAX_PLOTS_PER_KIND:
-            break
-        if sub.empty:  # no solved trial kept its tour (e.g. solutions not stored)
-            continue
-        sub = sub.sort_values(["rows", "cols", "start_row", "start_col"])
-        row = sub.iloc[0]
-        key = key if isinstance(key, tuple) else (key,)
-        tours.append(figure(functools.partial(plots.knight_tour, row),
-                            "Example tour" + (" for " + ", ".join(
-                                f"{k} = {v}" for k, v in zip(labels, key)) if labels else "")
-                            + f": the first solved start square, ({int(row['start_row'])}, "
-                            f"{int(row['start_col'])})." + _tour_note(int(row["rows"]),
-                                                                     int(row["cols"])),
-                            "svg", "board"))
-    if tours:
-        parts.append("<h3>Example tours</h3>")
-        parts.append(figures(tours))
     return "\n".join(parts)

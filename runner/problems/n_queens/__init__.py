@@ -153,6 +153,7 @@ PROBLEM = ProblemSpec(
     split=QueensSplit(),
     headline="runner.problems.n_queens.views:headline",
     report="runner.problems.n_queens.views:report",
+    solution_figure="runner.problems.n_queens.views:solution_figure",
     comparisons=(Comparison("strategy", "recursive", ("nodes", "wall_ns")),
                  Comparison("engine", "python", ("wall_ns",))),
     # brute_force, the row-by-row strategies and functional walk different trees

@@ -7,6 +7,7 @@ and loaded when first used.
 from __future__ import annotations
 
 import pandas as pd
+from matplotlib.figure import Figure
 from rich.console import Console
 from rich.table import Table
 
@@ -53,8 +54,15 @@ def headline(df: pd.DataFrame, console: Console) -> None:
     console.print(table)
 
 
+def solution_figure(row) -> Figure:
+    """The placement of a results row drawn (:func:`runner.plots.queens`)."""
+    return plots.queens(row)
+
+
 def report(df: pd.DataFrame) -> str:
-    """The report's plots: nodes and time against n, time against nodes, a placement (HTML)."""
+    """The report's plots: nodes and time against n, time against nodes (HTML). The placement
+    of each group's hardest finished n is drawn by :mod:`runner.report_cases`
+    (:func:`solution_figure`)."""
     parts = ["<h2>Plots</h2>"]
     by = next((c for c in ("strategy", "mode", "source") if c in df.columns
                and df[c].nunique() > 1), None)
@@ -68,14 +76,4 @@ def report(df: pd.DataFrame) -> str:
     items.append(figure(lambda: plots.time_vs_nodes(df, by=by),
                         "Wall time against nodes, one point per trial.", "png"))
     parts.append(figures(items))
-    placed = df[df["solution"].notna() & df["status"].astype("object").isin(["solved",
-                                                                             "exhausted"])]
-    placed = placed[placed["solution"].map(lambda s: s is not None and len(s) > 0)]
-    if len(placed):
-        row = placed.sort_values("n" if "n" in placed.columns else "trial_id").iloc[-1]
-        parts.append("<h3>A placement</h3>")
-        parts.append(figures([figure(lambda: plots.queens(row),
-                                     "The solution of the largest n solved "
-                                     "(queen column by row, row 0 at the top).", "svg",
-                                     "board")]))
     return "\n".join(parts)
