@@ -200,6 +200,38 @@ def sentence(pair: Pair, cmp: Comparison, unit: str = "start") -> str:
             f"{pair.name(pair.treatment)}: {tail}")
 
 
+def _folder_sentences(df: pd.DataFrame, pair: Pair, unit: str) -> list[str]:
+    """The sentences of the folders in which ``pair``'s baseline never finished.
+
+    When several results folders hold runs of one search (the main job's plain
+    move order at 10^6 placements, a plain-DFS folder at 10^9), the comparison
+    keeps the most informative run of each; a folder whose own baseline runs
+    are censored everywhere still says so, in one sentence naming the folder.
+    """
+    if "source" not in df.columns:
+        return []
+    out = []
+    for source in _values(df, "source"):
+        rows = df[df["source"].astype("object") == source]
+        if not (_holds(rows, pair.side("baseline")) and _holds(rows, pair.side("treatment"))):
+            continue
+        cmp = compare(rows, pair.side("baseline"), pair.side("treatment"), metric="nodes",
+                      on="search")
+        if _all_censored(cmp):
+            text = sentence(pair, cmp, unit)
+            head, _, tail = text.partition(": ")
+            out.append(f"{head}, in {source}: {tail}")
+    return out
+
+
+def _holds(rows: pd.DataFrame, side: dict[str, Any]) -> bool:
+    """True when some row of ``rows`` has every ``column: value`` of ``side``."""
+    mask = pd.Series(True, index=rows.index)
+    for column, value in side.items():
+        mask &= rows[column].astype("object") == value
+    return bool(mask.any())
+
+
 def _all_censored(cmp: Comparison) -> bool:
     t = cmp.trials
     return bool(len(t)) and bool(is_censored(t["baseline_status"]).all())
@@ -217,7 +249,9 @@ def pairs_section(df: pd.DataFrame, spec: ProblemSpec | None) -> str:
         HTML: a note on how trials pair, the comparisons with exact pairs
         (most first: a totals table per metric, then the per-start reduction
         heatmap), other bounded comparisons, then one sentence per comparison
-        whose baseline is censored everywhere, then the timing comparisons of
+        whose baseline is censored everywhere (also within one results folder
+        whose baseline runs another folder's more informative runs replace:
+        :func:`_folder_sentences`), then the timing comparisons of
         how the search was run. A comparison that cannot be made becomes a note.
     """
     if spec is None or df.empty or "status" not in df.columns:
@@ -247,6 +281,8 @@ def pairs_section(df: pd.DataFrame, spec: ProblemSpec | None) -> str:
             cmps = [first] + [compare(df, pair.side("baseline"), pair.side("treatment"),
                                       metric=m, on=_on(pair, m))
                               for m in pair.metrics[1:]]
+            if pair.search and any(first.collapsed.values()):
+                sentences += _folder_sentences(df, pair, unit)
         except ValueError as exc:
             notes.append(skipped(_title(pair), exc))
             continue

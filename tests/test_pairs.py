@@ -172,6 +172,26 @@ def test_all_censored_baseline_is_one_sentence(main_job):
     assert text.count("<h3>heuristic:") == 1
 
 
+def test_a_folder_whose_baseline_never_finished_keeps_its_sentence(main_job):
+    """Main job (plain move order censored at 10^3 everywhere) plus a folder of plain move
+    order at 10^9 that finishes 2 of 6 starts: the comparison pairs Warnsdorff with the
+    10^9 runs (a table, not a sentence), and the main job's own all-censored comparison is
+    still said in one sentence naming its folder."""
+    deep = knights("none", [(SOLVED, 5_000), (CUT, 10**9), (CUT, 10**9), (SOLVED, 70_000),
+                            (CUT, 10**9), (CUT, 10**9)],
+                   strategy="iterative", engine="compiled", budget=10**9, source="plain")
+    text = pairs_section(pd.concat([main_job, deep], ignore_index=True), KNIGHTS_TOUR)
+    assert ("<li>plain move order (none), in main: no start finished within 1,000 "
+            "placements; warnsdorff: all 6 within 110</li>") in text
+    assert ("<li>plain move order (none), in main: no start finished within 1,000 "
+            "placements; static_degree: 5 of 6 within 900, the other 1 censored too</li>") in text
+    assert "<h3>heuristic: warnsdorff against plain move order (none)</h3>" in text
+    assert "6 paired trials: 2 exact, 4 baseline censored. Runs of the same search set " \
+        "aside for a more informative one: baseline 6." in text
+    # the plain folder alone holds no Warnsdorff rows: no sentence for it
+    assert ", in plain:" not in text
+
+
 def test_static_degree_against_warnsdorff_exact_pairs(main_job):
     text = pairs_section(main_job, KNIGHTS_TOUR)
     assert "<h3>heuristic: warnsdorff against static_degree</h3>" in text
