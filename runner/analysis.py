@@ -3,7 +3,7 @@
 Import it as ``from runner import analysis``::
 
     df = analysis.load("results/warnsdorff-64-starts")          # one row per trial
-    analysis.summary(df, by=["heuristic"], metrics=["nodes", "backtracks"])
+    analysis.summary(df, by=["heuristic"], metrics=["nodes", "backtracks"])  # >= on bounds
     analysis.start_grid(df, "backtracks", heuristic="warnsdorff")   # 8 x 8 DataFrame
     cmp = analysis.compare(df, baseline={"heuristic": "none"},
                            treatment={"heuristic": "warnsdorff"}, metric="backtracks")
@@ -42,6 +42,7 @@ import pandas as pd
 
 from . import censoring
 from .censoring import CENSORED, STATUSES, bound_flags
+from .config_order import in_config_order
 from .errors import ResultsError
 from .frames import (
     COUNTERS,
@@ -110,7 +111,7 @@ def load(path: str | Path | Sequence[str | Path]) -> pd.DataFrame:
             folder that does.
     """
     folders = _resolve_folders(path)
-    frames = [load_rows(folder) for folder in folders]
+    frames = [in_config_order(load_rows(folder, nullable=True), folder) for folder in folders]
     hints = _category_hints(folders)
     if len(frames) == 1:
         df = frames[0]
@@ -174,8 +175,11 @@ def _with_dtypes(df: pd.DataFrame, hints: Mapping[str, list[Any]]) -> pd.DataFra
         order += sorted((v for v in present if v not in set(order)), key=str)
         df[col] = pd.Categorical(s, categories=order)
     if "status" in df.columns:
+        censored = censoring.censored_column(df)
         extra = sorted(set(df["status"].dropna()) - set(STATUSES))
         df["status"] = pd.Categorical(df["status"], categories=[*STATUSES, *extra])
+        df = df.drop(columns=["censored"], errors="ignore")
+        df.insert(df.columns.get_loc("status") + 1, "censored", censored)
     return df
 
 
@@ -192,7 +196,7 @@ def is_censored(df: pd.DataFrame) -> pd.Series:
 
 
 def summary(df: pd.DataFrame, by: Sequence[str] | str | None = None,
-            metrics: Sequence[str] | str | None = None, *, marks: bool = False) -> pd.DataFrame:
+            metrics: Sequence[str] | str | None = None, *, marks: bool = True) -> pd.DataFrame:
     """Trial counts by status and min / median / mean / max of metrics, per group.
 
     Repeats are folded first (:func:`aggregate_repeats`: counters from the
@@ -206,11 +210,12 @@ def summary(df: pd.DataFrame, by: Sequence[str] | str | None = None,
             apart from the start square, then ``source`` if it varies within
             those groups; no varying column gives one group, ``all``.
         metrics: metric columns. Default: ``nodes``, ``backtracks``, ``wall_ns``.
-        marks: False (default) for numbers; True for the same table as text,
-            counters with thousands separators, timings in s / ms / us, and
-            every statistic that censored trials make a lower bound written
-            ``>=N`` (mean and max when the group has a censored trial; min and
-            median when a censored value could still move them).
+        marks: True (default) for the table as text, counters with thousands
+            separators, timings in s / ms / us, and every statistic that
+            censored trials make a lower bound written ``>=N`` (mean and max
+            when the group has a censored trial; min and median when a
+            censored value could still move them), so that no bound reads as
+            an exact value; False for plain numbers (float64), bounds unmarked.
 
     Returns:
         A DataFrame with one row per group (index: ``by``) and two-level

@@ -158,7 +158,7 @@ def test_aggregate_repeats_median_timing_and_warning(df):
 
 
 def test_summary_values_and_bound_marks(df):
-    s = analysis.summary(df, by="heuristic", metrics=["backtracks", "wall_ns"])
+    s = analysis.summary(df, by="heuristic", metrics=["backtracks", "wall_ns"], marks=False)
     assert s.shape == (2, 6 + 8)
     none, wd = s.loc["none"], s.loc["warnsdorff"]
     assert none[("trials", "all")] == 6 and none[("trials", "solved")] == 3
@@ -170,7 +170,7 @@ def test_summary_values_and_bound_marks(df):
     assert wd["backtracks"].tolist() == [0, 2.5, pytest.approx(31.5), 93]
     # timings: the median over the 3 repeats, then statistics over the trials
     assert none[("wall_ns", "min")] == 3 * wall_base("none", 0, 0)
-    marked = analysis.summary(df, by="heuristic", metrics=["backtracks"], marks=True)
+    marked = analysis.summary(df, by="heuristic", metrics=["backtracks"])  # marks by default
     assert marked.loc["none", "backtracks"].tolist() == ["0", "10", ">=41.2", ">=97"]
     assert marked.loc["warnsdorff", "backtracks"].tolist() == ["0", "2.5", ">=31.5", ">=93"]
     assert marked.loc["none", ("trials", "all")] == "6"
