@@ -334,8 +334,10 @@ def start_grid(df: pd.DataFrame, metric: str, **filters: Any) -> pd.DataFrame:
     values = sub[metric]
     if isinstance(values.dtype, pd.CategoricalDtype):
         values = values.astype("object")
-    elif "status" in sub.columns and pd.api.types.is_numeric_dtype(values):
-        values = values.where(sub["status"].astype("object") != "error")
+    elif pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+        if "status" in sub.columns:
+            values = values.where(sub["status"].astype("object") != "error")
+        values = pd.Series(values.to_numpy(dtype="float64", na_value=np.nan), index=sub.index)
     grid = (pd.DataFrame({"row": sub["start_row"].astype(int), "col": sub["start_col"].astype(int),
                           "value": values})
             .pivot(index="row", columns="col", values="value")
