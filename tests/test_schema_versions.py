@@ -292,3 +292,17 @@ def test_one_folder_family_for_versions_1_and_2(tmp_path, meta_version, capsys):
         {**table.schema.metadata, b"btlab.schema_version": meta_version}), twin)
     assert run_main("show", folder) == 0
     assert len(analysis.load(folder)) == 8  # one trial id, twice: the newest row
+
+
+def test_a_config_over_the_expansion_limit_keeps_read_order(monkeypatch):
+    """Over EXPAND_LIMIT trials the config is not expanded: rows stay in read order."""
+    from runner import config_order
+
+    config_order._positions_of.cache_clear()
+    monkeypatch.setattr(config_order, "EXPAND_LIMIT", 3)
+    try:
+        df = analysis.load(QUEENS)
+        assert list(zip(df["n"], df["strategy"].astype(str))) == [
+            (5, "recursive"), (5, "amb"), (4, "recursive"), (4, "amb")]
+    finally:
+        config_order._positions_of.cache_clear()
