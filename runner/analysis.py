@@ -91,15 +91,26 @@ def load(path: str | Path | Sequence[str | Path]) -> pd.DataFrame:
         A DataFrame of shape (trials, columns): the Parquet columns (see the
         README), with
 
+        * rows in config order (:mod:`runner.config_order`: the order the
+          config last run into the folder expands into trials, matrix order
+          then start square; rows of trials no longer in it last); several
+          folders: folder order first;
         * the text-valued parameter columns (``heuristic``, ``strategy``,
           ``mode``, ``tie_break``, ...) and ``problem`` as categoricals whose
           categories follow the order the config lists them in (so tables and
           plots keep ``none, warnsdorff, static_degree``), then any other
-          value alphabetically; integer parameters (``rows``, ``cols``,
-          ``start_row``, ``start_col``, ``n``) and flags (``closed``,
-          ``unique``) keep their integer and boolean dtypes so they can be
-          compared, sorted and put on an axis;
-        * ``status`` as a categorical over :data:`STATUSES`;
+          value alphabetically;
+        * every integer column (the counters, ``wall_ns``, ``cpu_ns``,
+          ``budget_nodes``, integer parameters such as ``rows``, ``cols``,
+          ``start_row``, ``start_col``, ``n``, extra counters, ``seed``,
+          ``repeat``, ``pid``) as pandas ``Int64`` and every flag (``closed``,
+          ``unique``, ``git_dirty``) as ``boolean``: ``pd.NA`` where a value is
+          missing (a failed trial's counters; ``n`` in a knight's-tour row read
+          with an N-Queens folder), never float64 NaN;
+        * ``status`` as a categorical over :data:`STATUSES`, then ``censored``
+          (``boolean``): True when the trial stopped at a budget; rows written
+          by schema version 1 (no ``censored`` value) get it from ``status``
+          (:func:`runner.censoring.censored_column`);
         * when several folders were read, a categorical ``source`` column
           first: the folder's name (its path as given when two names clash).
 
