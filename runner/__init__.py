@@ -12,7 +12,8 @@ trial), :mod:`runner.split_runner` / :mod:`runner.split_state` /
 :mod:`runner.checkpoints` (split trials), :mod:`runner.store` (crash-safe
 Parquet writes; :mod:`runner.schema` the row layout, :mod:`runner.store_read`
 reading parts of a folder or URI), :mod:`runner.summary` and
-:mod:`runner.tables` (headline tables), :mod:`runner.censoring`,
+:mod:`runner.tables` (headline tables), :mod:`runner.censoring` (the ``censored``
+rule), :mod:`runner.config_order` (rows in config order for every table),
 :mod:`runner.analysis` (pandas: load, summary, start_grid; with
 :mod:`runner.frames` the column roles and repeat folding and
 :mod:`runner.pairing` compare), :mod:`runner.plots` (matplotlib figures; with

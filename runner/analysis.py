@@ -3,7 +3,7 @@
 Import it as ``from runner import analysis``::
 
     df = analysis.load("results/warnsdorff-64-starts")          # one row per trial
-    analysis.summary(df, by=["heuristic"], metrics=["nodes", "backtracks"])
+    analysis.summary(df, by=["heuristic"], metrics=["nodes", "backtracks"])  # >= on bounds
     analysis.start_grid(df, "backtracks", heuristic="warnsdorff")   # 8 x 8 DataFrame
     cmp = analysis.compare(df, baseline={"heuristic": "none"},
                            treatment={"heuristic": "warnsdorff"}, metric="backtracks")
@@ -42,6 +42,7 @@ import pandas as pd
 
 from . import censoring
 from .censoring import CENSORED, STATUSES, bound_flags
+from .config_order import in_config_order
 from .errors import ResultsError
 from .frames import (
     COUNTERS,
@@ -90,15 +91,26 @@ def load(path: str | Path | Sequence[str | Path]) -> pd.DataFrame:
         A DataFrame of shape (trials, columns): the Parquet columns (see the
         README), with
 
+        * rows in config order (:mod:`runner.config_order`: the order the
+          config last run into the folder expands into trials, matrix order
+          then start square; rows of trials no longer in it last); several
+          folders: folder order first;
         * the text-valued parameter columns (``heuristic``, ``strategy``,
           ``mode``, ``tie_break``, ...) and ``problem`` as categoricals whose
           categories follow the order the config lists them in (so tables and
           plots keep ``none, warnsdorff, static_degree``), then any other
-          value alphabetically; integer parameters (``rows``, ``cols``,
-          ``start_row``, ``start_col``, ``n``) and flags (``closed``,
-          ``unique``) keep their integer and boolean dtypes so they can be
-          compared, sorted and put on an axis;
-        * ``status`` as a categorical over :data:`STATUSES`;
+          value alphabetically;
+        * every integer column (the counters, ``wall_ns``, ``cpu_ns``,
+          ``budget_nodes``, integer parameters such as ``rows``, ``cols``,
+          ``start_row``, ``start_col``, ``n``, extra counters, ``seed``,
+          ``repeat``, ``pid``) as pandas ``Int64`` and every flag (``closed``,
+          ``unique``, ``git_dirty``) as ``boolean``: ``pd.NA`` where a value is
+          missing (a failed trial's counters; ``n`` in a knight's-tour row read
+          with an N-Queens folder), never float64 NaN;
+        * ``status`` as a categorical over :data:`STATUSES`, then ``censored``
+          (``boolean``): True when the trial stopped at a budget; rows written
+          by schema version 1 (no ``censored`` value) get it from ``status``
+          (:func:`runner.censoring.censored_column`);
         * when several folders were read, a categorical ``source`` column
           first: the folder's name (its path as given when two names clash).
 
@@ -110,7 +122,7 @@ def load(path: str | Path | Sequence[str | Path]) -> pd.DataFrame:
             folder that does.
     """
     folders = _resolve_folders(path)
-    frames = [load_rows(folder) for folder in folders]
+    frames = [in_config_order(load_rows(folder, nullable=True), folder) for folder in folders]
     hints = _category_hints(folders)
     if len(frames) == 1:
         df = frames[0]
@@ -174,8 +186,11 @@ def _with_dtypes(df: pd.DataFrame, hints: Mapping[str, list[Any]]) -> pd.DataFra
         order += sorted((v for v in present if v not in set(order)), key=str)
         df[col] = pd.Categorical(s, categories=order)
     if "status" in df.columns:
+        censored = censoring.censored_column(df)
         extra = sorted(set(df["status"].dropna()) - set(STATUSES))
         df["status"] = pd.Categorical(df["status"], categories=[*STATUSES, *extra])
+        df = df.drop(columns=["censored"], errors="ignore")
+        df.insert(df.columns.get_loc("status") + 1, "censored", censored)
     return df
 
 
@@ -192,7 +207,7 @@ def is_censored(df: pd.DataFrame) -> pd.Series:
 
 
 def summary(df: pd.DataFrame, by: Sequence[str] | str | None = None,
-            metrics: Sequence[str] | str | None = None, *, marks: bool = False) -> pd.DataFrame:
+            metrics: Sequence[str] | str | None = None, *, marks: bool = True) -> pd.DataFrame:
     """Trial counts by status and min / median / mean / max of metrics, per group.
 
     Repeats are folded first (:func:`aggregate_repeats`: counters from the
@@ -206,11 +221,12 @@ def summary(df: pd.DataFrame, by: Sequence[str] | str | None = None,
             apart from the start square, then ``source`` if it varies within
             those groups; no varying column gives one group, ``all``.
         metrics: metric columns. Default: ``nodes``, ``backtracks``, ``wall_ns``.
-        marks: False (default) for numbers; True for the same table as text,
-            counters with thousands separators, timings in s / ms / us, and
-            every statistic that censored trials make a lower bound written
-            ``>=N`` (mean and max when the group has a censored trial; min and
-            median when a censored value could still move them).
+        marks: True (default) for the table as text, counters with thousands
+            separators, timings in s / ms / us, and every statistic that
+            censored trials make a lower bound written ``>=N`` (mean and max
+            when the group has a censored trial; min and median when a
+            censored value could still move them), so that no bound reads as
+            an exact value; False for plain numbers (float64), bounds unmarked.
 
     Returns:
         A DataFrame with one row per group (index: ``by``) and two-level
@@ -329,8 +345,10 @@ def start_grid(df: pd.DataFrame, metric: str, **filters: Any) -> pd.DataFrame:
     values = sub[metric]
     if isinstance(values.dtype, pd.CategoricalDtype):
         values = values.astype("object")
-    elif "status" in sub.columns and pd.api.types.is_numeric_dtype(values):
-        values = values.where(sub["status"].astype("object") != "error")
+    elif pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+        if "status" in sub.columns:
+            values = values.where(sub["status"].astype("object") != "error")
+        values = pd.Series(values.to_numpy(dtype="float64", na_value=np.nan), index=sub.index)
     grid = (pd.DataFrame({"row": sub["start_row"].astype(int), "col": sub["start_col"].astype(int),
                           "value": values})
             .pivot(index="row", columns="col", values="value")

@@ -19,9 +19,31 @@ CENSORED = ("node_limit", "time_limit")
 STATUSES = ("solved", "exhausted", "node_limit", "time_limit", "error")
 
 
+def censored_status(status: str | None) -> bool | None:
+    """The ``censored`` value of a row with this ``status``: True for a budget stop, False
+    for any other status, None for no status. Every row btlab writes gets it this way
+    (:meth:`runner.store.ResultStore.add`)."""
+    return None if status is None else status in CENSORED
+
+
 def is_censored(status: pd.Series) -> pd.Series:
     """Boolean Series: the status is a budget stop (the trial's values are lower bounds)."""
     return status.astype("object").isin(CENSORED)
+
+
+def censored_column(df: pd.DataFrame) -> pd.Series:
+    """The ``censored`` flags of rows as a pandas ``boolean`` Series, aligned with ``df``.
+
+    A row's stored ``censored`` value where it has one; else (rows written by
+    schema version 1, whose ``censored`` is null or absent) the value
+    :func:`censored_status` gives for its ``status``; ``<NA>`` where neither is known.
+    """
+    status = df["status"].astype("object")
+    derived = pd.Series([censored_status(s) if isinstance(s, str) else None for s in status],
+                        index=df.index, dtype="boolean")
+    if "censored" not in df.columns:
+        return derived
+    return df["censored"].astype("boolean").fillna(derived)
 
 
 def bound_flags(values: pd.Series, censored: pd.Series) -> dict[str, bool]:

@@ -224,6 +224,7 @@ def cmd_validate(args, console: Console) -> int:
 
 
 def cmd_show(args, console: Console) -> int:
+    from .config_order import in_config_order
     from .selection import select_rows
     from .store import load_rows, newest_meta, part_files
     from .summary import print_headline
@@ -241,7 +242,7 @@ def cmd_show(args, console: Console) -> int:
         console.print(f"{folder}: no finished trial yet; run the same command to resume",
                       markup=False)
         return 0
-    df = load_rows(folder)
+    df = in_config_order(load_rows(folder), folder)
     meta = newest_meta(folder)
     cfg = json.loads(meta.get("btlab.config", "{}"))
     # --by node: every row (where trials ran, whichever config they belong to)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .config_order import in_config_order
 from .selection import select_rows
 from .store import load_rows
 
@@ -91,7 +92,8 @@ def compare_folders(a: str | Path, b: str | Path, all_rows: bool = False) -> Com
     Raises:
         runner.errors.ResultsError: a folder holds no results.
     """
-    chosen = [(folder, select_rows(folder, load_rows(folder), all_rows)) for folder in (a, b)]
+    chosen = [(folder, select_rows(folder, in_config_order(load_rows(folder), folder), all_rows))
+              for folder in (a, b)]
     out = compare_frames(chosen[0][1].rows, chosen[1][1].rows)
     out.notes = [(str(folder), note) for folder, sel in chosen for note in sel.notes]
     return out

@@ -33,7 +33,7 @@ class HeadlineRows:
 
     Attributes:
         frame: one row per trial key (the first repeat's row; ``wall_ns`` and
-            ``cpu_ns`` the median over the repeats), without ``trial_id``.
+            ``cpu_ns`` the median over the repeats), ``trial_id`` that row's, first.
         trials: trials of the config found in the folder.
         stale: trials in the folder that are not in the config.
         errors: trials of the config whose row has status ``error``.
@@ -98,7 +98,8 @@ def headline_rows(where: Any, columns: Sequence[str], wanted: Container[str],
         for at, (key, rep) in enumerate(zip(codes, repeats)):
             cur = best.get(key)
             if cur is None or rep <= cur[0]:  # the first repeat; its last row if written twice
-                best[key] = (rep, seq + at, {c: batch.column(c)[at].as_py() for c in kept})
+                best[key] = (rep, seq + at, {c: batch.column(c)[at].as_py()
+                                             for c in ("trial_id", *kept)})
         failed = np.array([s == "error" for s in cols["status"]], dtype=np.int64)
         if failed.any():
             errors = batch.column("error")
@@ -133,7 +134,7 @@ def headline_rows(where: Any, columns: Sequence[str], wanted: Container[str],
         row = dict(row)
         row["wall_ns"], row["cpu_ns"] = medians.loc[code, "wall_ns"], medians.loc[code, "cpu_ns"]
         rows.append(row)
-    schema = pa.schema([schema_all.field(c) for c in kept])
+    schema = pa.schema([schema_all.field(c) for c in ("trial_id", *kept)])
     schema = schema.set(schema.get_field_index("wall_ns"), pa.field("wall_ns", pa.float64()))
     schema = schema.set(schema.get_field_index("cpu_ns"), pa.field("cpu_ns", pa.float64()))
     frame = pa.Table.from_pylist(rows, schema=schema).to_pandas()

@@ -31,6 +31,7 @@ from .interrupts import catching_signals
 
 def cmd_run(args, console: Console) -> int:
     from .config import load_config
+    from .config_order import in_config_order
     from .execute import METRIC_COLUMNS
     from .failures import FailureLog
     from .headline_rows import headline_rows
@@ -120,7 +121,8 @@ def cmd_run(args, console: Console) -> int:
         # part by part, one row per trial key: the driver's memory stays flat with the trials
         found = headline_rows(store.loc, columns, wanted,
                               [*config.problem.columns.names, *TRIAL_COLUMNS])
-        print_headline(found.frame, console, errors=(found.errors, found.first_error))
+        print_headline(in_config_order(found.frame, config), console,
+                       errors=(found.errors, found.first_error))
         stale = found.stale
         kept_errors = found.errors
         if stale:

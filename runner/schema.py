@@ -19,8 +19,24 @@ import pyarrow as pa
 from .provenance import code_state, version
 from .spec import ProblemSpec
 
-#: Version of the row layout; bumped on any incompatible change of columns.
-SCHEMA_VERSION = 1
+#: Version of the row layout; bumped when columns are added or changed. The history,
+#: column by column, is in ``docs/metrics.md`` ("Schema versions").
+SCHEMA_VERSION = 2
+#: Versions whose parts this btlab reads, resumes and combines with its own: each adds
+#: nullable columns to the one before, so an older part reads with nulls in them.
+READ_VERSIONS = ("1", "2")
+
+
+def version_family(version: str | None) -> str | None:
+    """The family of a part's ``btlab.schema_version``: ``"1-2"`` for every version in
+    :data:`READ_VERSIONS` (one family: a folder may hold parts of several of them), else
+    the version as stored (None: no version)."""
+    return f"{READ_VERSIONS[0]}-{READ_VERSIONS[-1]}" if version in READ_VERSIONS else version
+
+
+def is_newer(version: str | None) -> bool:
+    """True when ``version`` is a schema version after this btlab's (written by a newer one)."""
+    return version is not None and version.isdigit() and int(version) > SCHEMA_VERSION
 
 #: Provenance columns, last in every row: what ran the trial, where and when.
 _PROVENANCE = [
@@ -38,7 +54,9 @@ def row_schema(problem: ProblemSpec) -> pa.Schema:
 
     Columns: ``trial_id``, ``run_id``, ``problem``, the problem's parameter
     columns, ``budget_nodes`` (placements), ``budget_seconds`` (s), ``seed``,
-    ``repeat``, the metrics contract (``status``, ``nodes``, ``backtracks``,
+    ``repeat``, the metrics contract (``status``, ``censored`` (True: the trial
+    stopped at a budget, its counters are lower bounds; :mod:`runner.censoring`),
+    ``nodes``, ``backtracks``,
     ``dead_ends``, ``checks``, ``solutions``, ``max_depth``, ``wall_ns`` and
     ``cpu_ns`` in nanoseconds), ``solution`` (list of int32), ``error``, the
     problem's extra counters, and provenance. The counters are defined in
@@ -48,7 +66,8 @@ def row_schema(problem: ProblemSpec) -> pa.Schema:
     fields += list(zip(problem.columns.names, problem.columns.types))
     fields += [("budget_nodes", pa.int64()), ("budget_seconds", pa.float64()),
                ("seed", pa.int64()), ("repeat", pa.int32()),
-               ("status", pa.string()), ("nodes", pa.int64()), ("backtracks", pa.int64()),
+               ("status", pa.string()), ("censored", pa.bool_()),
+               ("nodes", pa.int64()), ("backtracks", pa.int64()),
                ("dead_ends", pa.int64()), ("checks", pa.int64()), ("solutions", pa.int64()),
                ("max_depth", pa.int64()), ("wall_ns", pa.int64()), ("cpu_ns", pa.int64()),
                ("solution", pa.list_(pa.int32())), ("error", pa.string())]

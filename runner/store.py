@@ -35,10 +35,17 @@ from typing import Any, Container
 
 import pyarrow as pa
 
+from .censoring import censored_status
 from .config import SweepConfig
 from .errors import ResultsError, StoreWriteError
-from .schema import SCHEMA_VERSION, btlab_version, row_schema, software_provenance
-from .store_check import check_not_nested
+from .schema import (
+    SCHEMA_VERSION,
+    btlab_version,
+    row_schema,
+    software_provenance,
+    version_family,
+)
+from .store_check import check_not_nested, check_not_newer
 from .store_io import (
     TEST_FAULT_ENV,
     check_writable,
@@ -135,10 +142,10 @@ class ResultStore:
         self._broken: StoreWriteError | None = None
         self._provenance = {
             "run_id": self.run_id, "problem": config.problem.name, **software_provenance()}
-        self.identity = (str(SCHEMA_VERSION), config.name, config.problem.name)
+        self.identity = (version_family(str(SCHEMA_VERSION)), config.name, config.problem.name)
         meta = {"btlab.schema_version": str(SCHEMA_VERSION),
                 "btlab.config_name": config.name, "btlab.problem": config.problem.name,
-                "btlab.config": json.dumps(config.expanded(), sort_keys=True),
+                "btlab.config": json.dumps(config.expanded()),  # key order kept: matrix order
                 "btlab.run_id": self.run_id, "btlab.overrides": json.dumps(config.overrides)}
         self._meta = meta
         self.schema = row_schema(config.problem).with_metadata(meta)
@@ -157,10 +164,11 @@ class ResultStore:
         except OSError as exc:  # a remote store that cannot be listed
             raise ResultsError(f"{self.loc.text}: cannot be read: {exc}\n"
                                "  fix: check the URI and the credentials") from None
+        check_not_newer(self.loc, infos)
         if infos and not any(i.identity == self.identity for i in infos):
             meta = infos[-1].meta
             version = meta.get("btlab.schema_version")
-            if version != str(SCHEMA_VERSION) and meta.get("btlab.config_name"):
+            if version_family(version) != self.identity[0] and meta.get("btlab.config_name"):
                 raise ResultsError(
                     f"{self.loc.text}: holds results in schema version {version or 'unknown'}, "
                     f"this btlab writes version {SCHEMA_VERSION}\n"
@@ -300,6 +308,7 @@ class ResultStore:
         if self._broken is not None:
             raise self._broken
         row.update(self._provenance)
+        row["censored"] = censored_status(row.get("status"))  # one rule for every backend
         self._rows.append(row)
         now = time.monotonic()
         interval = self.flush_seconds

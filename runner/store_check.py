@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import ResultsError
-from .schema import SCHEMA_VERSION
+from .schema import READ_VERSIONS, SCHEMA_VERSION, is_newer, version_family
 
 if TYPE_CHECKING:
     from .store_read import Location, PartInfo
@@ -45,11 +45,36 @@ def damaged(loc: Location, path: str, exc: BaseException) -> ResultsError:
         "same `btlab run` command again: it runs that file's trials again")
 
 
-def _describe(identity: tuple[str | None, ...]) -> str:
-    version, name, problem = identity
+def _describe(identity: tuple[str | None, ...], version: str | None = None) -> str:
+    """Words for a part identity; ``version``: the part's own schema version (default: the
+    identity's family, "1 or 2" for the versions this btlab reads)."""
+    family, name, problem = identity
     if name is None:
         return "no btlab metadata (not a part btlab wrote)"
+    if version is None:
+        version = (" or ".join(READ_VERSIONS) if family == version_family(READ_VERSIONS[0])
+                   else family)
     return f"config {name!r} ({problem}, schema version {version})"
+
+
+def check_not_newer(loc: Location, infos: list[PartInfo]) -> None:
+    """Refuse a folder holding a part written by a newer btlab (a schema version after
+    :data:`~runner.schema.SCHEMA_VERSION`): its columns may mean what this btlab cannot know.
+
+    Raises:
+        ResultsError: naming the first such part, its version and the way out.
+    """
+    newer = [i for i in infos if is_newer(i.meta.get("btlab.schema_version"))]
+    if not newer:
+        return
+    first = newer[0]
+    raise ResultsError(
+        f"{first.shown}: written by a newer btlab (schema version "
+        f"{first.meta.get('btlab.schema_version')}); this btlab reads schema versions "
+        f"{', '.join(READ_VERSIONS)} ({len(newer)} of the {len(infos)} part(s) of "
+        f"{loc.text} are newer)\n"
+        "  fix: upgrade btlab (pip install -U .) to read or resume this folder, or write "
+        "elsewhere with --out")
 
 
 def check_identity(loc: Location, infos: list[PartInfo],
@@ -61,22 +86,28 @@ def check_identity(loc: Location, infos: list[PartInfo],
             identity of most parts (ties: this btlab's schema version, then the
             newest part's).
 
+    Parts of the schema versions this btlab reads (:data:`~runner.schema.READ_VERSIONS`)
+    are of one identity when their config and problem are: a folder written by an older
+    btlab and resumed by this one holds both.
+
     Raises:
-        ResultsError: naming the files of another identity (up to 5) and how to
-            move them aside.
+        ResultsError: a part written by a newer btlab (:func:`check_not_newer`), or
+            naming the files of another identity (up to 5) and how to move them aside.
     """
     if not infos:
         return
+    check_not_newer(loc, infos)
     if expected is None:
         counts = Counter(i.identity for i in infos)
         newest = max(infos, key=lambda i: i.meta.get("btlab.written_at", "")).identity
-        current = str(SCHEMA_VERSION)
+        current = version_family(str(SCHEMA_VERSION))
         expected = max(counts, key=lambda ident: (counts[ident], ident[0] == current,
                                                   ident == newest))
     odd = [i for i in infos if i.identity != expected]
     if not odd:
         return
-    names = "\n".join(f"    {i.shown}: {_describe(i.identity)}" for i in odd[:5])
+    names = "\n".join(f"    {i.shown}: {_describe(i.identity, i.meta.get('btlab.schema_version'))}"
+                      for i in odd[:5])
     more = f"\n    ... and {len(odd) - 5} more" if len(odd) > 5 else ""
     raise ResultsError(
         f"{loc.text}: {len(odd)} of its {len(infos)} Parquet file(s) are not rows of "

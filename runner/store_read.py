@@ -31,12 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from .errors import ResultsError
+from .schema import version_family
 from .store_check import check_identity, damaged
 
 #: Name prefix of a part file btlab writes.
@@ -185,7 +187,10 @@ class PartInfo:
 
     @property
     def identity(self) -> tuple[str | None, ...]:
-        return tuple(self.meta.get(k) for k in IDENTITY_KEYS)
+        """The part's :data:`IDENTITY_KEYS` values, its schema version as its family
+        (:func:`runner.schema.version_family`: versions 1 and 2 are one family)."""
+        version, *rest = (self.meta.get(k) for k in IDENTITY_KEYS)
+        return (version_family(version), *rest)
 
 
 _FOOTERS: dict[tuple[str, int, int], tuple[pa.Schema, int]] = {}
@@ -349,8 +354,23 @@ def parts_dataset(folder: str | Path | Location):
                         schema=union_schema(loc, infos))
 
 
-def load_rows(folder: str | Path | Location, columns: Iterable[str] | None = None):
+def _nullable_dtype(arrow_type: pa.DataType) -> Any:
+    """pandas dtype of an Arrow column read with ``nullable=True``: integers ``Int64``,
+    booleans ``boolean``, anything else pyarrow's default (None)."""
+    if pa.types.is_integer(arrow_type):
+        return pd.Int64Dtype()
+    if pa.types.is_boolean(arrow_type):
+        return pd.BooleanDtype()
+    return None
+
+
+def load_rows(folder: str | Path | Location, columns: Iterable[str] | None = None,
+              nullable: bool = False):
     """All rows of a results folder as a pandas DataFrame, one row per trial id (the newest).
+
+    ``nullable``: every integer column as pandas ``Int64`` and every boolean
+    column as ``boolean`` (``pd.NA`` where a value is missing); by default
+    pyarrow's dtypes (an integer column with nulls becomes float64).
 
     Raises:
         ResultsError: the folder has no part files, a part is damaged (named), or
@@ -362,7 +382,7 @@ def load_rows(folder: str | Path | Location, columns: Iterable[str] | None = Non
                            "  fix: give the folder `btlab run` wrote, e.g. results/<name>")
     table = read_parts(loc, columns, infos)
     assert table is not None
-    df = table.to_pandas()
+    df = table.to_pandas(types_mapper=_nullable_dtype if nullable else None)
     if "trial_id" in df.columns:
         df = df.drop_duplicates("trial_id", keep="last").reset_index(drop=True)
     return df

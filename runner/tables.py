@@ -59,13 +59,14 @@ def varying(df: pd.DataFrame, columns: Sequence[str]) -> list[str]:
 
 def one_per_trial(df: pd.DataFrame, spec: ProblemSpec) -> pd.DataFrame:
     """One row per parameter combination, the first repeat's counters (they do not change
-    between repeats), with ``wall_ns`` and ``cpu_ns`` the median over the repeats."""
+    between repeats), with ``wall_ns`` and ``cpu_ns`` the median over the repeats; rows in
+    the order of ``df`` (config order for show and run)."""
     if "repeat" not in df.columns or df.empty or df["repeat"].max() == 0:
         return df
     keys = [c for c in [*spec.columns.names, *TRIAL_COLUMNS] if c in df.columns]
     by_trial = df.groupby(keys, dropna=False, sort=False, observed=True)
     timing = by_trial[["wall_ns", "cpu_ns"]].median()
-    first = df.sort_values("repeat").drop_duplicates(keys, keep="first")
+    first = df.sort_values("repeat", kind="stable").drop_duplicates(keys, keep="first")
     return first.drop(columns=["wall_ns", "cpu_ns"]).merge(timing.reset_index(), on=keys,
                                                            how="left")
 

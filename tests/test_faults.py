@@ -570,7 +570,7 @@ BAD_RUNS = [
     pytest.param(["--out", "{file}"], _other_config_results,
                  ["holds results of config 'other'", "--fresh"], id="another-config"),
     pytest.param(["--out", "{file}"], _old_schema_results,
-                 ["schema version 0", "this btlab writes version 1"], id="another-schema"),
+                 ["schema version 0", "this btlab writes version 2"], id="another-schema"),
 ]
 
 

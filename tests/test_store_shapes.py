@@ -21,6 +21,8 @@ import pyarrow.parquet as pq
 import pytest
 from helpers.cli import run_main
 
+from runner import analysis
+from runner.errors import ResultsError
 from runner.store import part_files
 
 SWEEP = """\
@@ -105,9 +107,31 @@ def test_a_part_of_another_schema_version_is_the_one_named(folder, capsys):
         capsys.readouterr()
         assert run_main("show", out) == 2
         err = capsys.readouterr().err
-        assert "which the folder holds" in err and "schema version 1), which" in err, err
+        assert "which the folder holds" in err and "schema version 1 or 2), which" in err, err
         assert f"    {victim}: config 's' (knights_tour, schema version 0)" in err, err
         pq.write_table(table.replace_schema_metadata(old), victim)
+
+
+def test_a_part_of_a_newer_schema_version_is_refused_by_readers_and_writers(folder, capsys):
+    """Schema version 3 (a newer btlab): show, analysis.load and a resumed run refuse the
+    folder, naming the part, its version and the upgrade; the part is left unchanged."""
+    cfg, out = folder
+    (part,) = part_files(out)
+    table = pq.read_table(part)
+    table = table.replace_schema_metadata({**table.schema.metadata,
+                                           b"btlab.schema_version": b"3"})
+    pq.write_table(table, part)
+    before = part.read_bytes()
+    capsys.readouterr()
+    for args in (["show", out], ["run", cfg, "--out", out, "--backend", "serial", "--quiet"]):
+        assert run_main(*args) == 2, args
+        err = capsys.readouterr().err
+        assert err.startswith(f"btlab: {part}: written by a newer btlab (schema version 3); "
+                              "this btlab reads schema versions 1, 2 (1 of the 1 part(s) of "), err
+        assert "fix: upgrade btlab" in err, err
+    with pytest.raises(ResultsError, match="written by a newer btlab"):
+        analysis.load(out)
+    assert part.read_bytes() == before
 
 
 def test_a_run_into_a_folder_inside_a_results_folder_is_refused(folder, tmp_path, capsys):

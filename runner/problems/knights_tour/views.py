@@ -139,7 +139,7 @@ def report(df: pd.DataFrame) -> str:
         board = df[(df["rows"] == rows) & (df["cols"] == cols)]
         if len(board[["start_row", "start_col"]].drop_duplicates()) < 2:
             continue
-        ok = board[board["status"].astype("object") != "error"]["backtracks"]
+        ok = board[board["status"].astype("object") != "error"]["backtracks"].dropna()
         vmax = float(ok.max()) if len(ok) else None
         block = plots.heatmap_block(int(rows), int(cols))
         shrunk = (f" Downsampled: the board has more than {plots.HEATMAP_MAX_SIDE} rows or "

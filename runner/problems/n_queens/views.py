@@ -11,8 +11,6 @@ from matplotlib.figure import Figure
 from rich.console import Console
 from rich.table import Table
 
-from experiments.queens import STRATEGIES
-
 from ... import plots
 from ...censoring import CENSORED
 from ...html import figure, figures
@@ -22,14 +20,13 @@ from . import PROBLEM
 
 def headline(df: pd.DataFrame, console: Console) -> None:
     """Print the N-Queens headline: per strategy and n, solutions, nodes, checks, time,
-    and time relative to ``recursive`` on the same n (median wall time over repeats)."""
+    and time relative to ``recursive`` on the same n (median wall time over repeats).
+    Rows in the order of ``df`` (config order: :mod:`runner.config_order`)."""
     df = one_per_trial(df, PROBLEM)
     extra = varying(df, ["mode", "unique", "method", "engine", "budget_nodes"])
     base = df[df["strategy"] == "recursive"]
     base_key = ["n", *extra]
     ref = base.set_index(base_key)["wall_ns"] if len(base) else None
-    order = {s: i for i, s in enumerate(STRATEGIES)}
-    df = df.assign(_o=df["strategy"].map(order)).sort_values(["_o", *extra, "n"])
     table = Table(title="N-Queens: per strategy and n (time: median wall time of the solve "
                   "call; vs recursive: time / recursive's time on the same n)",
                   title_justify="left")
