@@ -145,6 +145,10 @@ BLOCKS: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
     ("README.md", "trial                      run                 seconds"): (
         OUTPUT, "output of `python -m bench.split`, measured once on a quiet machine (timings); "
         "not rerun", ()),
+    ("README.md", "# the main job, the 10^9 plain-backtracking baseline, one report"): (
+        VALIDATED, "a billion placements per start, many minutes on 2 cores: each command "
+        "parsed, the configs loaded (the main job runs in the quick start; the report of "
+        "several folders in the report tests)", ("test_plain_baseline_commands",)),
     ("README.md", "experiments/   the searches"): (
         OUTPUT, "the source layout, not a command: the folders named exist",
         ("test_readme_layout",)),
@@ -172,6 +176,9 @@ BLOCKS: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
         OUTPUT, "compared (slow)", ("test_analysis_slow",)),
     ("docs/analysis.md", 'curves = analysis.survival(df, by="heuristic", metric="nodes")'): (
         FAST, "section 1", ("test_analysis_fast", "test_analysis_slow")),
+    ("docs/analysis.md", "# the 10^9 plain-backtracking baseline beside the main job"): (
+        VALIDATED, "a billion placements per start, many minutes on 2 cores: each command "
+        "parsed, the config loaded", ("test_plain_baseline_commands",)),
     ("docs/analysis.md", "btlab run configs/queens_amb_vs_recursion.yaml --backend serial"): (
         VALIDATED, "minutes of Amb at n = 11: the command parsed and its config loaded; the "
         "block below runs on a smaller sweep of the same shape",
@@ -613,6 +620,31 @@ def test_analysis_queens_amb_command():
     args = _parser().parse_args(words[1:])
     assert args.backend == "serial"
     assert load_config(ROOT / args.config).name == "queens-amb-vs-recursion"
+
+
+def test_plain_baseline_commands():
+    """The baseline blocks: the 10^9 plain config as the docs describe it, run beside the
+    main job, and one report of both folders."""
+    plain = load_config(ROOT / "configs" / "plain_backtracking_64_starts.yaml")
+    model = plain.model
+    assert model.name == "plain-backtracking-64-starts"
+    assert model.budget.nodes == 1_000_000_000
+    assert model.fixed["heuristic"] == "none" and model.fixed["engine"] == "compiled"
+    assert model.fixed["mode"] == "first" and model.matrix["start"] == "all"
+    assert model.split is None          # measured: split does not help first-mode tours here
+    main_name = load_config(ROOT / "configs" / "warnsdorff_64_starts.yaml").model.name
+    folders = [f"results/{main_name}", f"results/{model.name}"]
+    for snippet, runs in (
+            (("README.md", "# the main job, the 10^9 plain-backtracking baseline, one report"),
+             ["configs/warnsdorff_64_starts.yaml", "configs/plain_backtracking_64_starts.yaml"]),
+            (("docs/analysis.md", "# the 10^9 plain-backtracking baseline beside the main job"),
+             ["configs/plain_backtracking_64_starts.yaml"])):
+        argvs = [btlab_argv(cmd) for cmd in commands(block(*snippet))]
+        assert all(a is not None for a in argvs), snippet
+        parsed = [parse_btlab(a) for a in argvs if a is not None]
+        assert [a.config for a in parsed if a.command == "run"] == runs, snippet
+        [report] = [a for a in parsed if a.command == "report"]
+        assert report.results == folders and report.output == "report.html", snippet
 
 
 def test_readme_synopsis():
