@@ -74,7 +74,7 @@ document.querySelectorAll('table.sortable th[data-col]').forEach(function (th) {
               th.getAttribute('data-dir') === 'asc');
   });
 });
-var btlabHash = /^#sort=(-?)(\\d+)$/.exec(location.hash);
+var btlabHash = location.hash.match(/^#sort=(-?)(\\d+)$/);
 if (btlabHash) document.querySelectorAll('table.sortable').forEach(function (t) {
   btlabSort(t, +btlabHash[2], btlabHash[1] === '-');
 });
