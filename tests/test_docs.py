@@ -796,7 +796,8 @@ def compare_outputs(blocks: list[Block], outs: list[str], test: str) -> int:
     doc = extract("docs/analysis.md")
     compared = 0
     for b, out in zip(blocks, outs):
-        shown = doc[doc.index(b) + 1]
+        shown = doc[doc.index(b) + 1] if b in doc else None
+        assert shown is not None, f"{b.where} changed while the test ran: run it again"
         c = classify(shown)
         if shown.lang != "text" or c is None or test not in c[1][2]:
             continue
