@@ -16,7 +16,9 @@ with the line to add. Each entry says what is done with the block:
   (``runner.cli._parser().parse_args``, Ray's own ``click`` parser for ``ray``
   commands, placeholders such as HEAD_IP replaced) and its configs checked
   (``runner.config.load_config`` / ``parse_config``, or ``yaml.safe_load`` for a cluster
-  YAML). The reason is in the entry.
+  YAML). The reason is in the entry. Python blocks that read a results folder too long to
+  make in a test (the 10^9 plain-backtracking baseline) are compiled, and run with their
+  output compared when environment variables name real folders (:data:`BASELINE_ENV`).
 * ``output``: printed output shown in the docs, not a command: compared with what
   the command printed where it is deterministic, otherwise said to be measured once.
 * ``contract``: docs/extending.md, whose blocks tests/test_contract.py runs;
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
 import shlex
 import shutil
@@ -175,10 +178,29 @@ BLOCKS: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
                          "heuristic=static_degree"): (
         OUTPUT, "compared (slow)", ("test_analysis_slow",)),
     ("docs/analysis.md", 'curves = analysis.survival(df, by="heuristic", metric="nodes")'): (
+        FAST, "section 1; writes docs/img/survival-main.png in the working folder",
+        ("test_analysis_fast", "test_analysis_slow")),
+    ("docs/analysis.md", "heuristic         x  survival  ci_low  ci_high"): (
+        OUTPUT, "compared (slow)", ("test_analysis_slow",)),
+    ("docs/analysis.md", 'qs = analysis.quantiles(df, by="heuristic", metric="nodes"'): (
         FAST, "section 1", ("test_analysis_fast", "test_analysis_slow")),
+    ("docs/analysis.md", "heuristic   q       value      ci_low     ci_high  reached"): (
+        OUTPUT, "compared (slow)", ("test_analysis_slow",)),
     ("docs/analysis.md", "# the 10^9 plain-backtracking baseline beside the main job"): (
         VALIDATED, "a billion placements per start, many minutes on 2 cores: each command "
         "parsed, the config loaded", ("test_plain_baseline_commands",)),
+    ("docs/analysis.md", "both = analysis.load([\"results/warnsdorff-64-starts\", "
+                         "\"results/plain-backtracking-64-starts\"])"): (
+        VALIDATED, "reads the 10^9 plain-backtracking folder (27.5 minutes to make): compiled "
+        "always; run, output compared, when BTLAB_DOCS_MAIN and BTLAB_DOCS_PLAIN name the two "
+        "results folders", ("test_analysis_baseline",)),
+    ("docs/analysis.md", "trials  censored      budget"): (
+        OUTPUT, "compared when the 10^9 folder is given", ("test_analysis_baseline",)),
+    ("docs/analysis.md", "cmp = analysis.compare(both, baseline={\"heuristic\": \"none\"},"): (
+        VALIDATED, "as the block above", ("test_analysis_baseline",)),
+    ("docs/analysis.md", "nodes: treatment heuristic=warnsdorff against baseline "
+                         "heuristic=none"): (
+        OUTPUT, "compared when the 10^9 folder is given", ("test_analysis_baseline",)),
     ("docs/analysis.md", "btlab run configs/queens_amb_vs_recursion.yaml --backend serial"): (
         VALIDATED, "minutes of Amb at n = 11: the command parsed and its config loaded; the "
         "block below runs on a smaller sweep of the same shape",
@@ -726,16 +748,37 @@ def test_queens_algorithms_slow(tmp_path, ray_session):
 # --------------------------------------------------------------------------- docs/analysis.md
 
 
-ANALYSIS_PY = [b for b in extract("docs/analysis.md") if b.lang == "python"]
+def _analysis_python(test: str) -> list[Block]:
+    """docs/analysis.md's Python blocks whose BLOCKS entry names ``test``, in file order."""
+    out = []
+    for b in extract("docs/analysis.md"):
+        c = classify(b)
+        if b.lang == "python" and c is not None and test in c[1][2]:
+            out.append(b)
+    return out
+
+
+#: The Python blocks the default and slow suites run: those on folders a test can make.
+ANALYSIS_PY = _analysis_python("test_analysis_fast")
+#: The Python blocks that read the 10^9 plain-backtracking folder (27.5 minutes to make).
+BASELINE_PY = _analysis_python("test_analysis_baseline")
+#: Environment variables naming real results folders of configs/warnsdorff_64_starts.yaml
+#: and configs/plain_backtracking_64_starts.yaml: with both set, test_analysis_baseline
+#: runs BASELINE_PY on them and compares the printed output with the docs.
+BASELINE_ENV = ("BTLAB_DOCS_MAIN", "BTLAB_DOCS_PLAIN")
 
 
 def test_analysis_fast(quick_start):
     outs = run_python(ANALYSIS_PY, quick_start)
+    assert not set(ANALYSIS_PY) & set(BASELINE_PY)
     assert outs[0].startswith("(192, ")                  # 192 rows, one per trial
-    survival = next(o for b, o in zip(ANALYSIS_PY, outs) if b.first.startswith("curves ="))
-    assert "reached" in survival and "log-rank chi2 = " in survival, survival
-    assert (quick_start / "docs" / "img" / "warnsdorff-reduction.png").stat().st_size > 0
-    assert (quick_start / "docs" / "img" / "recursion-vs-iteration.png").stat().st_size > 0
+    printed = dict(zip((b.first for b in ANALYSIS_PY), outs))
+    curves = printed['curves = analysis.survival(df, by="heuristic", metric="nodes")']
+    assert curves.split()[:3] == ["heuristic", "x", "survival"], curves
+    tests = next(o for f, o in printed.items() if f.startswith("qs = analysis.quantiles("))
+    assert "reached" in tests and "warnsdorff vs static_degree: chi2 = " in tests, tests
+    for img in ("warnsdorff-reduction.png", "recursion-vs-iteration.png", "survival-main.png"):
+        assert (quick_start / "docs" / "img" / img).stat().st_size > 0, img
     assert (quick_start / "amb-vs-recursion.png").stat().st_size > 0
 
 
@@ -746,14 +789,19 @@ TIMED = ("rows baseline treatment   ratio reduction",
          "repeat                0        1        2        3        4")
 
 
-@pytest.mark.slow
-def test_analysis_slow(full_runs):
-    outs = run_python(ANALYSIS_PY, full_runs)
-    blocks = extract("docs/analysis.md")
-    for b, out in zip(ANALYSIS_PY, outs):
-        shown = blocks[blocks.index(b) + 1]
-        if shown.lang != "text":
+def compare_outputs(blocks: list[Block], outs: list[str], test: str) -> int:
+    """Compare what each Python block printed with the text block after it, where that
+    block's BLOCKS entry names ``test`` (an output measured once and not rerun, such as the
+    Amb timings of n = 9..11, names none); the number of outputs compared."""
+    doc = extract("docs/analysis.md")
+    compared = 0
+    for b, out in zip(blocks, outs):
+        shown = doc[doc.index(b) + 1] if b in doc else None
+        assert shown is not None, f"{b.where} changed while the test ran: run it again"
+        c = classify(shown)
+        if shown.lang != "text" or c is None or test not in c[1][2]:
             continue
+        compared += 1
         want, got = shown.text.splitlines(), out.splitlines()
         if any(shown.first.startswith(t) for t in TIMED):
             assert len(got) == len(want), (shown.where, out)
@@ -766,6 +814,44 @@ def test_analysis_slow(full_runs):
                 continue
             assert w.rstrip() == g.rstrip(), f"{shown.where}: documented {w!r}, printed {g!r}"
         assert len(got) == len(want), (shown.where, out)
+    return compared
+
+
+@pytest.mark.slow
+def test_analysis_slow(full_runs):
+    outs = run_python(ANALYSIS_PY, full_runs)
+    shown = [b for b in all_blocks() if b.file == "docs/analysis.md"
+             and (c := classify(b)) is not None and c[1][0] == OUTPUT
+             and "test_analysis_slow" in c[1][2]]
+    assert compare_outputs(ANALYSIS_PY, outs, "test_analysis_slow") == len(shown)
+
+
+def test_analysis_baseline(tmp_path):
+    """The blocks on the main job plus the 10^9 plain-backtracking folder. Compiled always;
+    with BTLAB_DOCS_MAIN and BTLAB_DOCS_PLAIN naming the two results folders (read only:
+    linked into a working folder), run after the section's first block and their printed
+    output compared with the docs, the plots they save checked."""
+    assert len(BASELINE_PY) == 2
+    folders = {"warnsdorff-64-starts": "warnsdorff_64_starts.yaml",
+               "plain-backtracking-64-starts": "plain_backtracking_64_starts.yaml"}
+    for b in BASELINE_PY:
+        compile(b.text, b.where, "exec")
+    assert all(f"results/{name}" in BASELINE_PY[0].text for name in folders)
+    assert all(load_config(ROOT / "configs" / cfg).model.name == name
+               for name, cfg in folders.items())
+    paths = [os.environ.get(v) for v in BASELINE_ENV]
+    if not all(paths):
+        return                     # parsed only: the 10^9 folder takes 27.5 minutes to make
+    wd = workdir(tmp_path)
+    (wd / "results").mkdir()
+    for name, path in zip(folders, paths):
+        assert path is not None and Path(path).is_dir(), path
+        (wd / "results" / name).symlink_to(Path(path).resolve())
+    outs = run_python([ANALYSIS_PY[0], *BASELINE_PY], wd)
+    assert outs[0].startswith("(192, ")
+    assert compare_outputs(BASELINE_PY, outs[1:], "test_analysis_baseline") == 2
+    for img in ("survival-with-plain-1e9.png", "cactus-with-plain-1e9.png"):
+        assert (wd / "docs" / "img" / img).stat().st_size > 0, img
 
 
 # --------------------------------------------------------------------------- docs/cluster.md
