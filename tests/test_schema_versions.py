@@ -80,10 +80,12 @@ def test_v1_folders_read_by_every_reader(tmp_path, capsys):
     assert pads.dataset(KNIGHTS).to_table().num_rows == 8
 
 
-def test_v1_folder_resumed_keeps_its_part_version_and_gets_null_censored(tmp_path, capsys):
+def test_v1_folder_resumed_keeps_its_part_version_and_gets_censored_from_status(tmp_path,
+                                                                               capsys):
     """A run of the same config with one more start into a v1 folder: the v1 part is
-    rewritten with a null censored column and keeps version 1 in its metadata; the new
-    part is version 2 with censored written; load fills the v1 rows from status."""
+    rewritten with censored computed from its status (never null: a plain reader's
+    ``censored.sum()`` counts its budget stops) and keeps version 1 in its metadata; the
+    new part is version 2 with censored written."""
     folder = _copy(KNIGHTS, tmp_path)
     before = pq.read_table(part_files(folder)[0])
     assert run_main("run", DATA / "knights.yaml", "--out", folder, "--backend", "serial",
@@ -91,7 +93,8 @@ def test_v1_folder_resumed_keeps_its_part_version_and_gets_null_censored(tmp_pat
     old, new = part_files(folder)
     assert _versions(folder) == ["1", "2"]
     old_table = pq.read_table(old)
-    assert old_table.column("censored").null_count == 8
+    assert old_table.column("censored").to_pylist() == [
+        s == "node_limit" for *_, s in KNIGHTS_ROWS]
     assert old_table.drop(["censored"]).equals(before)
     new_table = pq.read_table(new)
     assert new_table.schema.names.index("censored") == new_table.schema.names.index("status") + 1
@@ -100,7 +103,13 @@ def test_v1_folder_resumed_keeps_its_part_version_and_gets_null_censored(tmp_pat
     assert sorted(new_table.column("status").to_pylist()) == ["node_limit", "solved"]
     plain = pd.read_parquet(folder, dtype_backend="numpy_nullable")
     assert str(plain["censored"].dtype) == "boolean"
-    assert int(plain["censored"].isna().sum()) == 8
+    assert plain["censored"].notna().all()
+    # the README's plain pandas lines, on the resumed folder: every budget stop counted,
+    # every finished trial of the v1 part kept
+    assert plain.groupby("heuristic")["censored"].sum().to_dict() == {
+        "none": 4, "warnsdorff": 2}  # (3, 3): none node_limit, warnsdorff solved
+    assert len(plain[~plain["censored"]]) == 10 - 6
+    assert pd.read_parquet(folder)["censored"].dtype == bool
     df = analysis.load(folder)
     assert df["censored"].notna().all() and df["censored"].tolist() == _status_rule(df)
     # config order: the (3, 3) start last within each heuristic, not last overall
