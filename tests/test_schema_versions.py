@@ -315,3 +315,41 @@ def test_a_config_over_the_expansion_limit_keeps_read_order(monkeypatch):
             (5, "recursive"), (5, "amb"), (4, "recursive"), (4, "amb")]
     finally:
         config_order._positions_of.cache_clear()
+
+
+# --------------------------------------------------------------------------- summary
+
+
+def test_summary_groups_in_config_order_as_show_lists_them(tmp_path):
+    """A v2 N-Queens folder (matrix strategy, then n): analysis.summary's default groups
+    (by n and strategy, the columns' order) come in config order, rec 4, rec 5, amb 4,
+    amb 5, as in btlab show, not sorted by n; so does the report's summary table."""
+    out = tmp_path / "q"
+    assert run_main("run", DATA / "queens.yaml", "--out", out, "--backend", "serial",
+                    "--quiet") == 0
+    df = analysis.load(out)
+    want = [(4, "recursive"), (5, "recursive"), (4, "amb"), (5, "amb")]
+    for marks in (True, False):
+        s = analysis.summary(df, metrics=["nodes"], marks=marks)
+        assert s.index.names == ["n", "strategy"]
+        assert [(int(n), str(st)) for n, st in s.index] == want
+    s = analysis.summary(df, by=["n", "strategy"], metrics=["nodes"])
+    assert s[("nodes", "max")].tolist() == ["16", "53", "16", "53"]
+    html = render_report(out)
+    at = [html.index(f"<td>{n}</td>\n      <td>{st}</td>") for n, st in want]
+    assert at == sorted(at), at
+
+
+def test_summary_of_knights_and_queens_folders_together():
+    """load of a knight's-tour and an N-Queens folder holds <NA> in the parameters one
+    problem lacks; summary groups them like any value (it raised KeyError)."""
+    df = analysis.load([KNIGHTS, QUEENS])
+    s = analysis.summary(df, by=["heuristic", "n"], metrics=["nodes"])
+    assert [(str(h), str(n)) for h, n in s.index] == [
+        ("none", "<NA>"), ("warnsdorff", "<NA>"), ("nan", "4"), ("nan", "5")]
+    assert s[("trials", "all")].tolist() == ["4", "4", "2", "2"]
+    assert s[("trials", "node_limit")].tolist() == ["3", "2", "0", "0"]
+    assert s[("nodes", "max")].tolist() == [">=2,000", ">=2,000", "16", "53"]
+    plain = analysis.summary(df, metrics=["nodes"], marks=False)  # default by: every column
+    assert plain[("trials", "all")].tolist() == [4, 4, 1, 1, 1, 1]  # n and strategy vary
+    assert plain[("nodes", "max")].tolist() == [2000, 2000, 16, 16, 53, 53]
