@@ -323,7 +323,8 @@ def test_a_config_over_the_expansion_limit_keeps_read_order(monkeypatch):
 def test_summary_groups_in_config_order_as_show_lists_them(tmp_path):
     """A v2 N-Queens folder (matrix strategy, then n): analysis.summary's default groups
     (by n and strategy, the columns' order) come in config order, rec 4, rec 5, amb 4,
-    amb 5, as in btlab show, not sorted by n; so does the report's summary table."""
+    amb 5, as in btlab show, not sorted by n; so do timing_spread's trials and the
+    report's summary table."""
     out = tmp_path / "q"
     assert run_main("run", DATA / "queens.yaml", "--out", out, "--backend", "serial",
                     "--quiet") == 0
@@ -335,6 +336,9 @@ def test_summary_groups_in_config_order_as_show_lists_them(tmp_path):
         assert [(int(n), str(st)) for n, st in s.index] == want
     s = analysis.summary(df, by=["n", "strategy"], metrics=["nodes"])
     assert s[("nodes", "max")].tolist() == ["16", "53", "16", "53"]
+    spread = analysis.timing_spread(df)
+    assert [(int(n), str(st)) for n, st in spread.index] == want
+    assert spread["repeats"].tolist() == [1, 1, 1, 1]
     html = render_report(out)
     at = [html.index(f"<td>{n}</td>\n      <td>{st}</td>") for n, st in want]
     assert at == sorted(at), at
