@@ -34,6 +34,7 @@ the column roles, repeat folding, row selection and value formatting in
 from __future__ import annotations
 
 import glob as _glob
+import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -60,6 +61,7 @@ from .frames import (
 )
 from .pairing import BOUNDS, Comparison, compare, timing_spread
 from .store import config_of, is_uri, load_rows, part_files
+from .store_read import locate
 from .survival import logrank, quantiles, survival
 
 # Public names: this module's, and re-exported those of runner.frames, runner.pairing
@@ -115,7 +117,9 @@ def load(path: str | Path | Sequence[str | Path]) -> pd.DataFrame:
           first: the folder's name (its path as given when two names clash).
 
         The same trial id in two folders gives two rows (two sources); within
-        a folder a trial id appears once (the newest row).
+        a folder a trial id appears once (the newest row). A folder named
+        twice (as a path and through a glob, a symlink or a ``file://`` URI)
+        is read once, under its first name.
 
     Raises:
         ResultsError: a folder holds no btlab results, or a glob matches no
@@ -156,7 +160,17 @@ def _resolve_folders(path: str | Path | Sequence[str | Path]) -> list[str | Path
             folders += matches
         else:
             folders.append(Path(item))
-    return list(dict.fromkeys(folders))
+    unique: dict[str, str | Path] = {}  # one folder named twice (a path, a glob, a URI) once
+    for folder in folders:
+        unique.setdefault(_identity(folder), folder)
+    return list(unique.values())
+
+
+def _identity(folder: str | Path) -> str:
+    """What makes two names of a results folder the same folder: the real path of a local
+    one (a path, a symlink, a ``file://`` URI), else the URI without a trailing ``/``."""
+    local = locate(folder).local
+    return os.path.realpath(local) if local is not None else str(folder).rstrip("/")
 
 
 def _category_hints(folders: Iterable[str | Path]) -> dict[str, list[Any]]:

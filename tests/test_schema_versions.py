@@ -357,3 +357,15 @@ def test_summary_of_knights_and_queens_folders_together():
     plain = analysis.summary(df, metrics=["nodes"], marks=False)  # default by: every column
     assert plain[("trials", "all")].tolist() == [4, 4, 1, 1, 1, 1]  # n and strategy vary
     assert plain[("nodes", "max")].tolist() == [2000, 2000, 16, 16, 53, 53]
+
+
+def test_load_reads_a_folder_named_twice_once(tmp_path):
+    """One folder given as a path, its absolute path, a file:// URI, a symlink and through
+    a glob: its rows once, under the first name (they were counted five times)."""
+    folder = _copy(QUEENS, tmp_path)
+    (tmp_path / "link").symlink_to(folder)
+    df = analysis.load([folder, folder.resolve(), f"file://{folder.resolve()}",
+                        tmp_path / "link", str(tmp_path / "que*")])
+    assert len(df) == 4 and "source" not in df.columns
+    both = analysis.load([tmp_path / "link", KNIGHTS, folder])
+    assert both["source"].tolist() == ["link"] * 4 + ["knights"] * 8
