@@ -369,3 +369,36 @@ def test_load_reads_a_folder_named_twice_once(tmp_path):
     assert len(df) == 4 and "source" not in df.columns
     both = analysis.load([tmp_path / "link", KNIGHTS, folder])
     assert both["source"].tolist() == ["link"] * 4 + ["knights"] * 8
+
+
+def _stamped(part: Path, dst: Path, **meta: bytes) -> None:
+    table = pq.read_table(part)
+    pq.write_table(table.replace_schema_metadata({**table.schema.metadata, **{
+        f"btlab.{k}".encode(): v for k, v in meta.items()}}), dst)
+
+
+@pytest.mark.parametrize("foreign", ["another config", "a newer btlab"])
+def test_fresh_deletes_nothing_when_a_part_is_of_another_config_or_newer(tmp_path, capsys,
+                                                                         foreign):
+    """--fresh into a folder holding, among its own parts, a part-*.parquet of another
+    config or of schema version 3 refuses it (exit 2) and deletes nothing (it deleted
+    every part-*.parquet file); only parts of this config (versions 1 and 2) go."""
+    folder = _copy(QUEENS, tmp_path)
+    stray = folder / "part-29990101T000000-abcdef-00000.parquet"
+    if foreign == "another config":
+        shutil.copy(part_files(KNIGHTS)[0], stray)
+        said = f"{stray}: config 'knights-v1' (knights_tour, schema version 1)"
+    else:
+        _stamped(part_files(QUEENS)[0], stray, schema_version=b"3")
+        said = f"{stray}: written by a newer btlab (schema version 3)"
+    before = sorted(p.name for p in folder.iterdir())
+    capsys.readouterr()
+    assert run_main("run", DATA / "queens.yaml", "--out", folder, "--backend", "serial",
+                    "--quiet", "--fresh") == 2
+    assert said in capsys.readouterr().err
+    assert sorted(p.name for p in folder.iterdir()) == before
+    stray.unlink()
+    (folder / "part-0.parquet").write_text("damaged\n")  # unreadable: --fresh deletes it
+    assert run_main("run", DATA / "queens.yaml", "--out", folder, "--backend", "serial",
+                    "--quiet", "--fresh") == 0
+    assert _versions(folder) == ["2"] and len(pd.read_parquet(folder)) == 4
