@@ -34,6 +34,7 @@ the column roles, repeat folding, row selection and value formatting in
 from __future__ import annotations
 
 import glob as _glob
+import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -60,6 +61,7 @@ from .frames import (
 )
 from .pairing import BOUNDS, Comparison, compare, timing_spread
 from .store import config_of, is_uri, load_rows, part_files
+from .store_read import locate
 from .survival import logrank, quantiles, survival
 
 # Public names: this module's, and re-exported those of runner.frames, runner.pairing
@@ -115,7 +117,9 @@ def load(path: str | Path | Sequence[str | Path]) -> pd.DataFrame:
           first: the folder's name (its path as given when two names clash).
 
         The same trial id in two folders gives two rows (two sources); within
-        a folder a trial id appears once (the newest row).
+        a folder a trial id appears once (the newest row). A folder named
+        twice (as a path and through a glob, a symlink or a ``file://`` URI)
+        is read once, under its first name.
 
     Raises:
         ResultsError: a folder holds no btlab results, or a glob matches no
@@ -156,7 +160,17 @@ def _resolve_folders(path: str | Path | Sequence[str | Path]) -> list[str | Path
             folders += matches
         else:
             folders.append(Path(item))
-    return list(dict.fromkeys(folders))
+    unique: dict[str, str | Path] = {}  # one folder named twice (a path, a glob, a URI) once
+    for folder in folders:
+        unique.setdefault(_identity(folder), folder)
+    return list(unique.values())
+
+
+def _identity(folder: str | Path) -> str:
+    """What makes two names of a results folder the same folder: the real path of a local
+    one (a path, a symlink, a ``file://`` URI), else the URI without a trailing ``/``."""
+    local = locate(folder).local
+    return os.path.realpath(local) if local is not None else str(folder).rstrip("/")
 
 
 def _category_hints(folders: Iterable[str | Path]) -> dict[str, list[Any]]:
@@ -229,7 +243,9 @@ def summary(df: pd.DataFrame, by: Sequence[str] | str | None = None,
             an exact value; False for plain numbers (float64), bounds unmarked.
 
     Returns:
-        A DataFrame with one row per group (index: ``by``) and two-level
+        A DataFrame with one row per group (index: ``by``), groups in the order
+        their first row comes in ``df`` (config order for :func:`load`'s rows, as
+        ``btlab show`` and ``btlab report`` list them), and two-level
         columns: ``("trials", s)`` for s in ``all`` and each status, then
         ``(metric, stat)`` for stat in ``min, median, mean, max``. Shape
         (groups, 1 + len(STATUSES) + 4 * len(metrics)).
@@ -256,32 +272,42 @@ def summary(df: pd.DataFrame, by: Sequence[str] | str | None = None,
     censored = is_censored(t)
     ok = status != "error"
     values = t[metrics].astype("float64").where(ok, np.nan)
-    keys = [t[c] for c in by]
-    grouped = values.groupby(keys, observed=True, dropna=False, sort=True)
-    counts = pd.crosstab(keys, pd.Categorical(status, categories=_status_order(status)),
+    # groups numbered in the order their first row comes (config order for load's rows,
+    # as btlab show lists them); by number, so that a key holding <NA> (a parameter one
+    # problem lacks, with several folders read) is a group like any other
+    gid = pd.Series(t.groupby(by, observed=True, dropna=False, sort=False).ngroup().to_numpy(),
+                    index=t.index)
+    counts = pd.crosstab(gid, pd.Categorical(status, categories=_status_order(status)),
                          dropna=False)
-    counts = counts.loc[counts.sum(axis=1) > 0]
     counts.insert(0, "all", counts.sum(axis=1))
     counts.columns = pd.MultiIndex.from_product([["trials"], list(counts.columns)])
-    stats = grouped.agg(["min", "median", "mean", "max"])
+    stats = values.groupby(gid, sort=True).agg(["min", "median", "mean", "max"])
     out = counts.join(stats, how="left")
-    out.index.names = by
+    index = _first_seen(t, by, gid)
     if not marks:
+        out.index = index
         return out
     text = out.astype(object)
-    work = t[by].copy()
-    work[metrics] = values
+    work = values.copy()
     work["_censored"] = (censored & ok).to_numpy()
-    for key, sub in work.groupby(by[0] if len(by) == 1 else by, observed=True, dropna=False,
-                                 sort=True):
+    for g, sub in work.groupby(gid, sort=True):
         for m in metrics:
             flags = bound_flags(sub[m], sub["_censored"])
-            bound = {stat: flags[stat] for stat in ("min", "median", "mean", "max")}
-            for stat, is_bound in bound.items():
-                text.loc[key, (m, stat)] = format_value(m, out.loc[key, (m, stat)], is_bound)
+            for stat in ("min", "median", "mean", "max"):
+                text.loc[g, (m, stat)] = format_value(m, out.loc[g, (m, stat)], flags[stat])
     for col in counts.columns:
         text[col] = out[col].map(lambda x: f"{int(x):,}")
+    text.index = index
     return text
+
+
+def _first_seen(df: pd.DataFrame, by: list[str], gid: pd.Series) -> pd.Index:
+    """The index of :func:`summary`: the key of group 0, 1, ... of ``gid`` (groups
+    numbered in the order their first row comes in ``df``), named ``by``."""
+    firsts = df.loc[gid.drop_duplicates().sort_values().index, by]
+    if len(by) == 1:
+        return pd.Index(firsts[by[0]], name=by[0])
+    return pd.MultiIndex.from_frame(firsts)
 
 
 def _status_order(status: pd.Series) -> list[str]:

@@ -35,7 +35,7 @@ def censored_column(df: pd.DataFrame) -> pd.Series:
     """The ``censored`` flags of rows as a pandas ``boolean`` Series, aligned with ``df``.
 
     A row's stored ``censored`` value where it has one; else (rows written by
-    schema version 1, whose ``censored`` is null or absent) the value
+    schema version 1 and not rewritten since, whose ``censored`` is absent) the value
     :func:`censored_status` gives for its ``status``; ``<NA>`` where neither is known.
     """
     status = df["status"].astype("object")

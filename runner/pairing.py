@@ -356,7 +356,8 @@ def timing_spread(df: pd.DataFrame, metric: str = "wall_ns") -> pd.DataFrame:
         metric: ``wall_ns`` or ``cpu_ns``.
 
     Returns:
-        One row per trial (index: :func:`trial_keys` that vary, or
+        One row per trial, in the order of ``df``'s rows (config order for
+        :func:`~runner.analysis.load`'s), (index: :func:`trial_keys` that vary, or
         ``trial_id`` of the first repeat when none varies) with columns
         ``repeats``, ``min``, ``median``, ``max`` (ns), ``spread`` =
         (max - min) / median and ``cv`` = standard deviation / mean
@@ -372,7 +373,7 @@ def timing_spread(df: pd.DataFrame, metric: str = "wall_ns") -> pd.DataFrame:
     if keys == ["trial_id"]:
         ok = ok.assign(trial_id=ok.groupby(trial_keys(ok), observed=True, dropna=False)
                        ["trial_id"].transform("first"))
-    g = ok.groupby(keys, observed=True, dropna=False)[metric]
+    g = ok.groupby(keys, observed=True, dropna=False, sort=False)[metric]  # row (config) order
     out = g.agg(repeats="size", min="min", median="median", max="max", mean="mean", std="std")
     out["spread"] = (out["max"] - out["min"]) / out["median"]
     out["cv"] = out["std"] / out["mean"]

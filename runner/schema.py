@@ -16,6 +16,7 @@ from importlib import metadata
 
 import pyarrow as pa
 
+from .censoring import censored_status
 from .provenance import code_state, version
 from .spec import ProblemSpec
 
@@ -32,6 +33,23 @@ def version_family(version: str | None) -> str | None:
     :data:`READ_VERSIONS` (one family: a folder may hold parts of several of them), else
     the version as stored (None: no version)."""
     return f"{READ_VERSIONS[0]}-{READ_VERSIONS[-1]}" if version in READ_VERSIONS else version
+
+
+def derived_column(name: str, table: pa.Table) -> pa.Array | None:
+    """The values of column ``name`` for the rows of ``table`` (an older part that lacks
+    it), when the column is a function of columns the part has; None when it is not (the
+    column then reads as nulls: its values were never measured).
+
+    ``censored`` is: a row's ``status`` says whether the trial stopped at a budget
+    (:func:`runner.censoring.censored_status`), so a part of version 1 rewritten by this
+    btlab gets the same ``censored`` as a row written now, and the plain readers
+    (``df.groupby(...)["censored"].sum()``, ``df[~df["censored"]]``) count its censored
+    trials instead of skipping them as nulls. Returns an array of ``len(table)`` values.
+    """
+    if name == "censored" and "status" in table.column_names:
+        return pa.array([censored_status(s) for s in table.column("status").to_pylist()],
+                        pa.bool_())
+    return None
 
 
 def is_newer(version: str | None) -> bool:

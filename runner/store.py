@@ -287,16 +287,29 @@ class ResultStore:
     def clear(self) -> int:
         """Delete this folder's part files (``--fresh``); returns how many.
 
-        Only btlab's own ``part-*.parquet`` files go; any other Parquet file
-        found there must be of this config, else the folder is refused first.
+        Only btlab's own ``part-*.parquet`` files go, and only when every file
+        there is of this config (its name and problem, a schema version this
+        btlab reads): a part of another config, or one written by a newer btlab,
+        refuses the folder first (:func:`~runner.store_read.check_identity`),
+        deleting nothing. A part whose footer cannot be read at all (damaged)
+        is deleted, since nothing of it can be read.
+
+        Raises:
+            ResultsError: a file of another config or of a newer btlab (named), or
+                a damaged file that is not one of btlab's part files.
         """
         loc = self.loc
         paths = list_parts(loc)
         ours = [p for p in paths if p.rsplit("/", 1)[0] == loc.base and
                 p.rsplit("/", 1)[1].startswith(PART_PREFIX) and p.endswith(PART_SUFFIX)]
-        others = [p for p in paths if p not in ours]
-        if others:
-            check_identity(loc, [read_footer(loc, p) for p in others], self.identity)
+        infos = []
+        for path in paths:
+            try:
+                infos.append(read_footer(loc, path))
+            except ResultsError:
+                if path not in ours:
+                    raise
+        check_identity(loc, infos, self.identity)
         for path in ours:
             loc.fs.delete_file(path)
         return len(ours)

@@ -7,7 +7,9 @@ part or the new one, never a mix, and ``btlab show`` still finds the config last
 run in the same part.
 
 * :func:`bring_to_schema` -- every part gets the columns of this btlab's schema
-  (a part written before a column was added gets it as nulls) and every part
+  (a part written before a column was added gets it as nulls, or computed from its
+  other columns where the new column is a function of them: ``censored`` from
+  ``status``, :func:`runner.schema.derived_column`) and every part
   the same column order, so that a reader taking the first part's schema
   (``pd.read_parquet(folder)``, Polars) drops no column and a reader that wants
   one schema for all files (Polars) finds it.
@@ -25,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from .schema import derived_column
 from .store_read import PartInfo, damaged, iter_batches, scan_parts, union_schema
 
 if TYPE_CHECKING:
@@ -40,6 +43,13 @@ def _read_whole(store: ResultStore, info: PartInfo) -> pa.Table:
         return pq.read_table(info.path, filesystem=store.loc.fs)
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise damaged(store.loc, info.path, exc) from None
+
+
+def _missing(field: pa.Field, table: pa.Table) -> pa.Array:
+    """The values of ``field`` for a part that lacks it: derived from the part's other
+    columns when it is a function of them (:func:`runner.schema.derived_column`), else nulls."""
+    derived = derived_column(field.name, table)
+    return pa.nulls(len(table), field.type) if derived is None else derived.cast(field.type)
 
 
 def bring_to_schema(store: ResultStore, infos: list[PartInfo]) -> pa.Schema:
@@ -64,7 +74,7 @@ def bring_to_schema(store: ResultStore, infos: list[PartInfo]) -> pa.Schema:
             continue
         table = _read_whole(store, info)
         columns = [table.column(f.name).cast(f.type) if f.name in table.column_names
-                   else pa.nulls(len(table), f.type) for f in target]
+                   else _missing(f, table) for f in target]
         fixed = pa.Table.from_arrays(columns, schema=target.with_metadata(info.schema.metadata))
         store.put(info.path, fixed, "rewrite")
         store.rewritten += 1

@@ -529,12 +529,41 @@ def test_quick_start_fast(quick_start):
     assert (df["budget_nodes"] == SMALL_NODES).all()
 
 
+def expression_values(b: Block, cwd: Path) -> tuple[dict[str, Any], list[Any]]:
+    """Run block ``b`` in ``cwd`` as the interpreter would, statement by statement; the
+    namespace and the value of each expression statement (what a REPL would show)."""
+    import ast
+
+    ns: dict[str, Any] = {"__name__": "__doc__"}
+    values = []
+    with contextlib.chdir(cwd):
+        for stmt in ast.parse(b.text).body:
+            if isinstance(stmt, ast.Expr):
+                values.append(eval(compile(ast.Expression(stmt.value), b.where, "eval"), ns))
+            else:
+                exec(compile(ast.Module([stmt], []), b.where, "exec"), ns)
+    return ns, values
+
+
 def test_readme_python_fast(quick_start):
     b = block("README.md", "import pandas as pd")
     run_python([b], quick_start)
     assert "192 rows" in b.text and 'dtype_backend="numpy_nullable"' in b.text
     assert 'df[~df["censored"]]' in b.text  # describe() of exact values only
     assert len(pd.read_parquet(quick_start / "results" / "warnsdorff-64-starts")) == 192
+    # what each line shows: censored counts, exact values only, bounds marked
+    ns, (counted, described, summary) = expression_values(b, quick_start)
+    df = ns["df"]
+    assert str(df["censored"].dtype) == "boolean" and str(df["backtracks"].dtype) == "Int64"
+    stopped = df["status"].isin(["node_limit", "time_limit"])
+    assert stopped.any() and not stopped.all()  # the small budget censors some trials only
+    assert counted.to_dict() == stopped.groupby(df["heuristic"]).sum().to_dict()
+    finished = df[~stopped].groupby("heuristic")["backtracks"]
+    assert described["count"].to_dict() == finished.count().astype(float).to_dict()
+    assert described["max"].to_dict() == finished.max().astype(float).to_dict()
+    for heuristic, row in summary.iterrows():
+        bound = bool(stopped[df["heuristic"] == heuristic].any())
+        assert str(row[("backtracks", "max")]).startswith(">=") == bound, (heuristic, row)
 
 
 def test_quick_start_checks_parse():

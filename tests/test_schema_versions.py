@@ -80,10 +80,12 @@ def test_v1_folders_read_by_every_reader(tmp_path, capsys):
     assert pads.dataset(KNIGHTS).to_table().num_rows == 8
 
 
-def test_v1_folder_resumed_keeps_its_part_version_and_gets_null_censored(tmp_path, capsys):
+def test_v1_folder_resumed_keeps_its_part_version_and_gets_censored_from_status(tmp_path,
+                                                                               capsys):
     """A run of the same config with one more start into a v1 folder: the v1 part is
-    rewritten with a null censored column and keeps version 1 in its metadata; the new
-    part is version 2 with censored written; load fills the v1 rows from status."""
+    rewritten with censored computed from its status (never null: a plain reader's
+    ``censored.sum()`` counts its budget stops) and keeps version 1 in its metadata; the
+    new part is version 2 with censored written."""
     folder = _copy(KNIGHTS, tmp_path)
     before = pq.read_table(part_files(folder)[0])
     assert run_main("run", DATA / "knights.yaml", "--out", folder, "--backend", "serial",
@@ -91,7 +93,8 @@ def test_v1_folder_resumed_keeps_its_part_version_and_gets_null_censored(tmp_pat
     old, new = part_files(folder)
     assert _versions(folder) == ["1", "2"]
     old_table = pq.read_table(old)
-    assert old_table.column("censored").null_count == 8
+    assert old_table.column("censored").to_pylist() == [
+        s == "node_limit" for *_, s in KNIGHTS_ROWS]
     assert old_table.drop(["censored"]).equals(before)
     new_table = pq.read_table(new)
     assert new_table.schema.names.index("censored") == new_table.schema.names.index("status") + 1
@@ -100,7 +103,13 @@ def test_v1_folder_resumed_keeps_its_part_version_and_gets_null_censored(tmp_pat
     assert sorted(new_table.column("status").to_pylist()) == ["node_limit", "solved"]
     plain = pd.read_parquet(folder, dtype_backend="numpy_nullable")
     assert str(plain["censored"].dtype) == "boolean"
-    assert int(plain["censored"].isna().sum()) == 8
+    assert plain["censored"].notna().all()
+    # the README's plain pandas lines, on the resumed folder: every budget stop counted,
+    # every finished trial of the v1 part kept
+    assert plain.groupby("heuristic")["censored"].sum().to_dict() == {
+        "none": 4, "warnsdorff": 2}  # (3, 3): none node_limit, warnsdorff solved
+    assert len(plain[~plain["censored"]]) == 10 - 6
+    assert pd.read_parquet(folder)["censored"].dtype == bool
     df = analysis.load(folder)
     assert df["censored"].notna().all() and df["censored"].tolist() == _status_rule(df)
     # config order: the (3, 3) start last within each heuristic, not last overall
@@ -306,3 +315,90 @@ def test_a_config_over_the_expansion_limit_keeps_read_order(monkeypatch):
             (5, "recursive"), (5, "amb"), (4, "recursive"), (4, "amb")]
     finally:
         config_order._positions_of.cache_clear()
+
+
+# --------------------------------------------------------------------------- summary
+
+
+def test_summary_groups_in_config_order_as_show_lists_them(tmp_path):
+    """A v2 N-Queens folder (matrix strategy, then n): analysis.summary's default groups
+    (by n and strategy, the columns' order) come in config order, rec 4, rec 5, amb 4,
+    amb 5, as in btlab show, not sorted by n; so do timing_spread's trials and the
+    report's summary table."""
+    out = tmp_path / "q"
+    assert run_main("run", DATA / "queens.yaml", "--out", out, "--backend", "serial",
+                    "--quiet") == 0
+    df = analysis.load(out)
+    want = [(4, "recursive"), (5, "recursive"), (4, "amb"), (5, "amb")]
+    for marks in (True, False):
+        s = analysis.summary(df, metrics=["nodes"], marks=marks)
+        assert s.index.names == ["n", "strategy"]
+        assert [(int(n), str(st)) for n, st in s.index] == want
+    s = analysis.summary(df, by=["n", "strategy"], metrics=["nodes"])
+    assert s[("nodes", "max")].tolist() == ["16", "53", "16", "53"]
+    spread = analysis.timing_spread(df)
+    assert [(int(n), str(st)) for n, st in spread.index] == want
+    assert spread["repeats"].tolist() == [1, 1, 1, 1]
+    html = render_report(out)
+    at = [html.index(f"<td>{n}</td>\n      <td>{st}</td>") for n, st in want]
+    assert at == sorted(at), at
+
+
+def test_summary_of_knights_and_queens_folders_together():
+    """load of a knight's-tour and an N-Queens folder holds <NA> in the parameters one
+    problem lacks; summary groups them like any value (it raised KeyError)."""
+    df = analysis.load([KNIGHTS, QUEENS])
+    s = analysis.summary(df, by=["heuristic", "n"], metrics=["nodes"])
+    assert [(str(h), str(n)) for h, n in s.index] == [
+        ("none", "<NA>"), ("warnsdorff", "<NA>"), ("nan", "4"), ("nan", "5")]
+    assert s[("trials", "all")].tolist() == ["4", "4", "2", "2"]
+    assert s[("trials", "node_limit")].tolist() == ["3", "2", "0", "0"]
+    assert s[("nodes", "max")].tolist() == [">=2,000", ">=2,000", "16", "53"]
+    plain = analysis.summary(df, metrics=["nodes"], marks=False)  # default by: every column
+    assert plain[("trials", "all")].tolist() == [4, 4, 1, 1, 1, 1]  # n and strategy vary
+    assert plain[("nodes", "max")].tolist() == [2000, 2000, 16, 16, 53, 53]
+
+
+def test_load_reads_a_folder_named_twice_once(tmp_path):
+    """One folder given as a path, its absolute path, a file:// URI, a symlink and through
+    a glob: its rows once, under the first name (they were counted five times)."""
+    folder = _copy(QUEENS, tmp_path)
+    (tmp_path / "link").symlink_to(folder)
+    df = analysis.load([folder, folder.resolve(), f"file://{folder.resolve()}",
+                        tmp_path / "link", str(tmp_path / "que*")])
+    assert len(df) == 4 and "source" not in df.columns
+    both = analysis.load([tmp_path / "link", KNIGHTS, folder])
+    assert both["source"].tolist() == ["link"] * 4 + ["knights"] * 8
+
+
+def _stamped(part: Path, dst: Path, **meta: bytes) -> None:
+    table = pq.read_table(part)
+    pq.write_table(table.replace_schema_metadata({**table.schema.metadata, **{
+        f"btlab.{k}".encode(): v for k, v in meta.items()}}), dst)
+
+
+@pytest.mark.parametrize("foreign", ["another config", "a newer btlab"])
+def test_fresh_deletes_nothing_when_a_part_is_of_another_config_or_newer(tmp_path, capsys,
+                                                                         foreign):
+    """--fresh into a folder holding, among its own parts, a part-*.parquet of another
+    config or of schema version 3 refuses it (exit 2) and deletes nothing (it deleted
+    every part-*.parquet file); only parts of this config (versions 1 and 2) go."""
+    folder = _copy(QUEENS, tmp_path)
+    stray = folder / "part-29990101T000000-abcdef-00000.parquet"
+    if foreign == "another config":
+        shutil.copy(part_files(KNIGHTS)[0], stray)
+        said = f"{stray}: config 'knights-v1' (knights_tour, schema version 1)"
+    else:
+        _stamped(part_files(QUEENS)[0], stray, schema_version=b"3")
+        said = f"{stray}: written by a newer btlab (schema version 3)"
+    before = sorted(p.name for p in folder.iterdir())
+    capsys.readouterr()
+    assert run_main("run", DATA / "queens.yaml", "--out", folder, "--backend", "serial",
+                    "--quiet", "--fresh") == 2
+    assert said in capsys.readouterr().err
+    assert sorted(p.name for p in folder.iterdir()) == before
+    stray.unlink()
+    (folder / "part-0.parquet").write_text("damaged\n")  # unreadable: --fresh deletes it
+    assert run_main("run", DATA / "queens.yaml", "--out", folder, "--backend", "serial",
+                    "--quiet", "--fresh") == 0
+    assert _versions(folder) == ["2"] and len(pd.read_parquet(folder)) == 4
