@@ -67,8 +67,10 @@ def ids_of(cfg: Path) -> list[str]:
 
 @pytest.fixture
 def small_parts(monkeypatch):
-    """Runs in this process write a part every 2 rows."""
+    """Runs in this process write a part every 2 rows, and only then (no flush on time: on
+    a busy machine a slow first trial would otherwise flush a part of 1 row)."""
     monkeypatch.setitem(ResultStore.__init__.__kwdefaults__, "flush_rows", 2)
+    monkeypatch.setitem(ResultStore.__init__.__kwdefaults__, "flush_seconds", 3600.0)
 
 
 def two_run_folder(tmp_path: Path) -> tuple[Path, Path]:
