@@ -11,6 +11,7 @@ gives exit 1; results that cannot be written (disk full, ...) exit 3
 
 from __future__ import annotations
 
+import shlex
 import time
 from pathlib import Path
 
@@ -132,6 +133,9 @@ def cmd_run(args, console: Console) -> int:
     if interrupted:
         console.print("interrupted: finished rows are on disk; run the same command to resume")
         return 130
+    if store.has_parts():
+        for line in _closing_lines(config, str(folder)):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
     for line in failures.summary(folder):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     if failed:
@@ -145,6 +149,19 @@ def cmd_run(args, console: Console) -> int:
                       "(kept by --no-retry-errors; a rerun without it runs them again)")
         return 1
     return 0
+
+
+def _closing_lines(config, folder: str) -> list[str]:
+    """What the tables' ``>=`` means for this config's budget, and what to run next."""
+    budget = config.model.budget
+    limits = [f"{budget.nodes:,} placements" if budget.nodes else "",
+              f"{budget.seconds:g} s" if budget.seconds else ""]
+    limit = " or ".join(x for x in limits if x)
+    quoted = shlex.quote(folder)
+    lines = [f"censored trials: stopped at the budget ({limit}) before finishing; their "
+             "counters are lower bounds, written >=N"] if limit else []
+    return lines + [f"next: btlab show {quoted} (these tables again); btlab report {quoted} "
+                    "-o report.html (survival curves, pairwise comparisons, every start)"]
 
 
 def _run_trials(args, console: Console, store, todo, total: int, checkpoints=None,

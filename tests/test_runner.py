@@ -146,3 +146,23 @@ def test_validate_prints_count_and_samples(small_config, capsys):
 
 def test_main_job_config_has_192_trials():
     assert len(expand(load_config("configs/warnsdorff_64_starts.yaml"))) == 192
+
+
+def test_run_ends_with_what_censored_means_and_what_to_run_next(tmp_path, capsys):
+    from helpers.cli import run_main, write
+
+    cfg = write(tmp_path / "c.yaml", """\
+        name: closing
+        problem: knights_tour
+        fixed: {board: 5, strategy: iterative, heuristic: none}
+        matrix: {start: [[0, 0], [0, 1]]}
+        budget: {nodes: 1_500, seconds: 30}
+    """)
+    out = tmp_path / "my results"
+    assert run_main("run", cfg, "--out", out, "--backend", "serial", "--quiet") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-2] == ("censored trials: stopped at the budget (1,500 placements or 30 s) "
+                         "before finishing; their counters are lower bounds, written >=N")
+    assert lines[-1] == (f"next: btlab show '{out}' (these tables again); btlab report "
+                         f"'{out}' -o report.html (survival curves, pairwise comparisons, "
+                         "every start)")
