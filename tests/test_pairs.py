@@ -336,3 +336,24 @@ def test_one_per_search_keeps_the_order_of_first_appearance():
     assert rows["nodes"].tolist() == [5_000, 10**9, 64, 64]
     fig = plots.survival_curves(rows, by="heuristic")
     assert fig.axes[0].lines[0].get_label() == "none (n = 2)"
+
+
+def test_timings_of_one_sweep_in_two_folders_pair_within_each_folder():
+    """The same N-Queens sweep run into two folders (another budget, say): the timing
+    comparisons pair each folder's trials with its own, not "not shown"; folders that do
+    not repeat a trial still pair across folders."""
+    a = pd.concat([queens("recursive", [16, 15, 31]), queens("iterative", [16, 15, 31])],
+                  ignore_index=True).assign(source="a")
+    b = a.assign(source="b", budget_nodes=10**7,
+                 wall_ns=lambda d: d["wall_ns"] * 2)
+    text = pairs_section(pd.concat([a, b], ignore_index=True), N_QUEENS)
+    assert "not shown" not in text
+    assert "strategy: iterative against recursive" in text
+    assert "6 paired trials: 6 exact." in text  # 3 n values in each of the 2 folders
+    assert "and on the results folder where two folders ran the same trial" in text
+    # one folder of recursive rows, another of iterative rows: paired across the folders
+    across = pd.concat([queens("recursive", [16, 15, 31]).assign(source="a"),
+                        queens("iterative", [16, 15, 31]).assign(source="b")],
+                       ignore_index=True)
+    text = pairs_section(across, N_QUEENS)
+    assert "not shown" not in text and "3 paired trials: 3 exact." in text
