@@ -26,6 +26,7 @@ from typing import Any
 
 import pandas as pd
 
+from .censoring import CENSORED
 from .frames import TIMINGS, format_value
 from .html import escape as _e
 from .html import figure, figures, skipped
@@ -93,6 +94,9 @@ def survival_section(df: pd.DataFrame, spec: ProblemSpec | None,
     if largest < 2:
         return ""  # a curve of one trial per group (a sweep over n, say) shows no distribution
     what = "placements" if metric == "nodes" else metric
+    empty = _nothing_to_estimate(df, what)
+    if empty:
+        return f'<h2>Distribution of search cost</h2><p class="note">{_e(empty)}</p>'
     parts = ["<h2>Distribution of search cost</h2>",
              f'<p class="note">How many {what} a trial needs to finish, per group, with '
              "censoring taken into account: a trial stopped at its budget says only that its "
@@ -113,6 +117,24 @@ def survival_section(df: pd.DataFrame, spec: ProblemSpec | None,
         parts.append(skipped("quantiles", exc))
     parts.append(_logrank_table(df, by, metric))
     return "\n".join(p for p in parts if p)
+
+
+def _nothing_to_estimate(df: pd.DataFrame, what: str) -> str:
+    """The sentence of rows of which no trial enters a curve (every one failed, or
+    finished without a solution in first mode), else ""."""
+    status = df["status"].astype("object")
+    count = (df["mode"].astype("object") == "count") if "mode" in df.columns \
+        else pd.Series(False, index=df.index)
+    kept = status.isin(["solved", *CENSORED]) | (count & (status == "exhausted"))
+    if kept.any():
+        return ""
+    failed = int((~status.isin(["solved", "exhausted", *CENSORED])).sum())
+    exhausted = len(df) - failed
+    why = ", ".join(x for x in (f"{failed:,} failed" if failed else "",
+                                f"{exhausted:,} finished without a solution (first mode)"
+                                if exhausted else "") if x)
+    return (f"No trial finished or stopped at a budget ({why}): there is no distribution of "
+            f"{what} to show.")
 
 
 def _quantile_table(df: pd.DataFrame, by: list[str], metric: str) -> str:

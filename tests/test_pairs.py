@@ -357,3 +357,15 @@ def test_timings_of_one_sweep_in_two_folders_pair_within_each_folder():
                        ignore_index=True)
     text = pairs_section(across, N_QUEENS)
     assert "not shown" not in text and "3 paired trials: 3 exact." in text
+
+
+def test_survival_section_of_trials_that_all_failed_is_one_sentence():
+    """Every trial an error (a plug-in rule that raises): no curve, no plot notes, one
+    sentence with the counts."""
+    df = knights("warnsdorff", [("error", 0)] * 3 + [("exhausted", 50)])
+    text = survival_section(df, KNIGHTS_TOUR)
+    assert "<img" not in text and "not shown" not in text
+    assert ("No trial finished or stopped at a budget (3 failed, 1 finished without a "
+            "solution (first mode)): there is no distribution of placements to show.") in text
+    counted = survival_section(df.assign(mode="count"), KNIGHTS_TOUR)
+    assert "No trial finished" not in counted and counted.count("<img") == 2
