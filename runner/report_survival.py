@@ -44,7 +44,10 @@ _CI = ("95 % pointwise confidence bands: lifelines' exponential Greenwood formul
 
 def group_columns(df: pd.DataFrame, spec: ProblemSpec | None, metric: str = "nodes") -> list[str]:
     """The columns the survival view groups by: the spec's comparison columns that vary,
-    then its size columns that vary (one distribution per board size or n).
+    then the other varying columns of its :attr:`~runner.spec.ProblemSpec.pair_on` that
+    are neither a case (start square) nor a size (``mode``, ``closed``, ...: a
+    first-solution search and a count of every solution are two distributions), then
+    its size columns that vary (one distribution per board size or n).
 
     For a counter (``nodes``, ...), only those that change the search, with
     ``strategy`` as the :data:`runner.pair_keys.TREE` it walks (the rows are
@@ -65,6 +68,15 @@ def group_columns(df: pd.DataFrame, spec: ProblemSpec | None, metric: str = "nod
         if col in rows.columns and rows[col].nunique(dropna=True) > 1:
             cols.append(col)
     sizes = spec.size_columns if spec is not None else ()
+    # the other parameters that define the search (mode, closed, ...): a first-solution
+    # search and a count of every solution are two distributions, never one curve
+    cases = set(spec.position_columns if spec is not None else ()) | set(sizes)
+    defining = [TREE if c == "strategy" else c for c in
+                (spec.pair_on or () if spec is not None else ())]
+    cols += [c for c in defining if c not in cases and c not in cols
+             and not (c == TREE and "strategy" in cols)
+             and c in rows.columns and rows[c].nunique(dropna=True) > 1
+             and (counter or c != TREE)]
     cols += [c for c in sizes if c in rows.columns and rows[c].nunique(dropna=True) > 1]
     return list(dict.fromkeys(cols))
 

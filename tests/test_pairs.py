@@ -369,3 +369,19 @@ def test_survival_section_of_trials_that_all_failed_is_one_sentence():
             "solution (first mode)): there is no distribution of placements to show.") in text
     counted = survival_section(df.assign(mode="count"), KNIGHTS_TOUR)
     assert "No trial finished" not in counted and counted.count("<img") == 2
+
+
+def test_survival_groups_keep_first_and_count_mode_apart():
+    """Placements to the first tour and to every tour are two distributions: a sweep over
+    mode gets a curve per (heuristic, mode), not one curve mixing them."""
+    first = pd.concat([knights("none", [(CUT, 1_000)] * 3),
+                       knights("warnsdorff", [(SOLVED, 64)] * 3)], ignore_index=True)
+    count = first.assign(mode="count", status="exhausted", nodes=5_000)
+    df = pd.concat([first, count], ignore_index=True)
+    assert group_columns(df, KNIGHTS_TOUR) == ["heuristic", "mode"]
+    assert group_columns(first, KNIGHTS_TOUR) == ["heuristic"]
+    text = survival_section(df, KNIGHTS_TOUR)
+    q = re.search(r"<h3>Quantiles</h3>.*?</table>", text, re.S).group(0)
+    assert "<td>warnsdorff / first</td>\n      <td>64</td>" in q
+    assert "<td>warnsdorff / count</td>\n      <td>5,000</td>" in q
+    assert "<td>none / first</td>\n      <td>not reached</td>" in q
