@@ -385,3 +385,17 @@ def test_survival_groups_keep_first_and_count_mode_apart():
     assert "<td>warnsdorff / first</td>\n      <td>64</td>" in q
     assert "<td>warnsdorff / count</td>\n      <td>5,000</td>" in q
     assert "<td>none / first</td>\n      <td>not reached</td>" in q
+
+
+def test_survival_and_cactus_legends_sit_below_the_axes(main_job):
+    """A legend inside the axes covered the curves of several groups (a drop to 0 at the
+    left, the tail at the bottom): it is the figure's, below the plot, one entry per group."""
+    for make in (plots.survival_curves, plots.cactus):
+        fig = make(main_job, by="heuristic")
+        ax = fig.axes[0]
+        assert ax.get_legend() is None and len(fig.legends) == 1
+        texts = [t.get_text() for t in fig.legends[0].get_texts()]
+        assert len(texts) == 3 and texts[0].startswith("none")
+        fig.canvas.draw()
+        box = fig.legends[0].get_window_extent()
+        assert box.y1 <= ax.get_window_extent().y0  # wholly below the axes
