@@ -13,7 +13,8 @@ Two sections, both ``(df, spec) -> HTML``:
 * :func:`cases_section`: per group, the hardest finished case (most
   backtracks; its placements, backtracks and time) and the censored cases,
   then the solution of each group's hardest finished case drawn by the
-  problem's :attr:`~runner.spec.ProblemSpec.solution_figure` hook;
+  problem's :attr:`~runner.spec.ProblemSpec.solution_figure` hook (once per
+  distinct solution: groups that only ran one search differently share it);
 * :func:`per_start_section`: one row per case, for each group its status,
   placements, backtracks and time, sortable in the browser by clicking a column
   header (:data:`SORT_SCRIPT`, inline; ``#sort=COL`` or ``#sort=-COL`` in the
@@ -262,20 +263,32 @@ def cases_section(df: pd.DataFrame, spec: ProblemSpec | None) -> str:
     draw = spec.hook("solution_figure")
     if draw is None:
         return "\n".join(parts)
-    drawn: list[str] = []
+    # one drawing per distinct solution: groups that differ only in how the search was run
+    # (strategy of one tree, engine, budget) find the same one with the same counters;
+    # their labels share a caption
+    shared: dict[str, tuple[Any, list[str], str]] = {}
     for rec in table.itertuples(index=False):
-        if len(drawn) >= MAX_PLOTS_PER_KIND:
-            break
         row = rec.row
         if row is None or not _has_solution(row.get("solution")):
             continue
+        key = (f"{rec.hardest}|{rec.backtracks}|{rec.placements}|"
+               f"{_solution_key(row.get('solution'))}")
         label = _group_label(groups, tuple(getattr(rec, g) for g in groups))
-        drawn.append(figure(
-            functools.partial(draw, row),
-            f"The hardest finished {head} for {label}: "
-            f"{rec.hardest if len(cases) > 1 else f'{head} = {rec.hardest}'}, "
-            f"{fmt_int(rec.backtracks)} backtracks, {fmt_int(rec.placements)} placements, "
-            f"{fmt_ns(rec.time) if not pd.isna(rec.time) else '-'}.", "svg", "board"))
+        if key in shared:
+            shared[key][1].append(label)
+            continue
+        if len(shared) >= MAX_PLOTS_PER_KIND:
+            continue
+        shared[key] = (row, [label],
+                       f"{rec.hardest if len(cases) > 1 else f'{head} = {rec.hardest}'}, "
+                       f"{fmt_int(rec.backtracks)} backtracks, {fmt_int(rec.placements)} "
+                       f"placements, {fmt_ns(rec.time) if not pd.isna(rec.time) else '-'}")
+    drawn = []
+    for row, labels, what in shared.values():
+        caption = (f"The hardest finished {head} for {labels[0]}: {what}." if len(labels) == 1
+                   else f"The hardest finished {head} for {labels[0]}: {what}; the same "
+                   f"{head} and solution for " + "; ".join(labels[1:]) + ".")
+        drawn.append(figure(functools.partial(draw, row), caption, "svg", "board"))
     if drawn:
         parts.append(f"<h3>Solutions of the hardest {_e(_plural(head))}</h3>")
         parts.append(figures(drawn))
@@ -287,6 +300,14 @@ _LINE = "\ue000"
 
 _CASE_FIELDS = ("trials", "finished", "hardest", "placements", "backtracks", "time", "censored",
                 "censored_cases", "errors", "row")
+
+
+def _solution_key(solution: Any) -> str:
+    """A solution (a list of squares, an array, ...) as text to compare two by."""
+    try:
+        return repr(np.asarray(solution).tolist())
+    except (TypeError, ValueError):
+        return repr(solution)
 
 
 def _has_solution(solution: Any) -> bool:

@@ -34,7 +34,7 @@ import pandas as pd
 
 from . import plots
 from .censoring import is_censored
-from .frames import TIMINGS, format_value
+from .frames import TIMINGS, format_value, parameter_columns
 from .html import MAX_PLOTS_PER_KIND, figure, figures, skipped
 from .html import escape as _e
 from .html import table as _table
@@ -144,7 +144,7 @@ def _oriented(df: pd.DataFrame, pair: Pair, metric: str, spec_baseline: Any) -> 
                                                                                      Comparison]:
     """Compare, and swap the sides when the spec does not fix the baseline and the
     treatment finished less often (or, as often, cost more on the exact pairs)."""
-    on = _on(pair, metric)
+    on = _on(pair, metric, df)
     cmp = compare(df, pair.side("baseline"), pair.side("treatment"), metric=metric, on=on)
     if spec_baseline in (pair.baseline, pair.treatment):
         return pair, cmp
@@ -160,11 +160,36 @@ def _oriented(df: pd.DataFrame, pair: Pair, metric: str, spec_baseline: Any) -> 
     return pair, cmp
 
 
-def _on(pair: Pair, metric: str) -> str:
+def _on(pair: Pair, metric: str, df: pd.DataFrame | None = None) -> str | list[str]:
     """How a pair's trials match for ``metric``: on the search for a counter of a pair that
-    changes the search; on every parameter for a timing, or a pair that changes the run."""
+    changes the search; on every parameter for a timing, or a pair that changes the run.
+
+    A timing is a property of one run: when several results folders (``df``'s ``source``)
+    hold a trial with the same parameters on one side (one sweep run into two folders, at
+    two budgets, say), trials pair on every parameter and the folder, so that each folder's
+    times are compared with its own.
+    """
     timing = metric in TIMINGS or metric.endswith("_ns")
-    return "search" if pair.search and not timing else "all"
+    if pair.search and not timing:
+        return "search"
+    if df is None or "source" not in df.columns:
+        return "all"
+    keys = set(pair.side("baseline")) | set(pair.side("treatment"))
+    on = [c for c in parameter_columns(df) if c not in keys]
+    for which in ("baseline", "treatment"):
+        rows = df[_mask(df, pair.side(which))]
+        fold = [*on, "repeat"] if "repeat" in rows.columns else on
+        if rows.duplicated(subset=fold).any():
+            return [*on, "source"]
+    return "all"
+
+
+def _mask(rows: pd.DataFrame, side: dict[str, Any]) -> pd.Series:
+    """The rows of ``rows`` with every ``column: value`` of ``side``."""
+    mask = pd.Series(True, index=rows.index)
+    for column, value in side.items():
+        mask &= rows[column].astype("object") == value
+    return mask
 
 
 def sentence(pair: Pair, cmp: Comparison, unit: str = "start") -> str:
@@ -226,10 +251,7 @@ def _folder_sentences(df: pd.DataFrame, pair: Pair, unit: str) -> list[str]:
 
 def _holds(rows: pd.DataFrame, side: dict[str, Any]) -> bool:
     """True when some row of ``rows`` has every ``column: value`` of ``side``."""
-    mask = pd.Series(True, index=rows.index)
-    for column, value in side.items():
-        mask &= rows[column].astype("object") == value
-    return bool(mask.any())
+    return bool(_mask(rows, side).any())
 
 
 def _all_censored(cmp: Comparison) -> bool:
@@ -279,7 +301,7 @@ def pairs_section(df: pd.DataFrame, spec: ProblemSpec | None) -> str:
                 sentences.append(sentence(pair, nodes, unit))
                 continue
             cmps = [first] + [compare(df, pair.side("baseline"), pair.side("treatment"),
-                                      metric=m, on=_on(pair, m))
+                                      metric=m, on=_on(pair, m, df))
                               for m in pair.metrics[1:]]
             if pair.search and any(first.collapsed.values()):
                 sentences += _folder_sentences(df, pair, unit)
@@ -299,7 +321,8 @@ def pairs_section(df: pd.DataFrame, spec: ProblemSpec | None) -> str:
     if timing:
         parts.append("<h3>How the search was run</h3><p class=\"note\">Pairs that walk the same "
                      "tree (equal counters), compared on time, trials paired on every "
-                     "parameter.</p>")
+                     "parameter (and on the results folder where two folders ran the same "
+                     "trial: a time is compared with one of its own run).</p>")
         parts += [h for _, h in timing]
     parts += [n if n.startswith("<p") else f'<p class="note">{_e(n)}.</p>' for n in notes]
     return "\n".join(parts)

@@ -26,6 +26,7 @@ from typing import Any
 
 import pandas as pd
 
+from .censoring import CENSORED
 from .frames import TIMINGS, format_value
 from .html import escape as _e
 from .html import figure, figures, skipped
@@ -43,7 +44,10 @@ _CI = ("95 % pointwise confidence bands: lifelines' exponential Greenwood formul
 
 def group_columns(df: pd.DataFrame, spec: ProblemSpec | None, metric: str = "nodes") -> list[str]:
     """The columns the survival view groups by: the spec's comparison columns that vary,
-    then its size columns that vary (one distribution per board size or n).
+    then the other varying columns of its :attr:`~runner.spec.ProblemSpec.pair_on` that
+    are neither a case (start square) nor a size (``mode``, ``closed``, ...: a
+    first-solution search and a count of every solution are two distributions), then
+    its size columns that vary (one distribution per board size or n).
 
     For a counter (``nodes``, ...), only those that change the search, with
     ``strategy`` as the :data:`runner.pair_keys.TREE` it walks (the rows are
@@ -64,6 +68,15 @@ def group_columns(df: pd.DataFrame, spec: ProblemSpec | None, metric: str = "nod
         if col in rows.columns and rows[col].nunique(dropna=True) > 1:
             cols.append(col)
     sizes = spec.size_columns if spec is not None else ()
+    # the other parameters that define the search (mode, closed, ...): a first-solution
+    # search and a count of every solution are two distributions, never one curve
+    cases = set(spec.position_columns if spec is not None else ()) | set(sizes)
+    defining = [TREE if c == "strategy" else c for c in
+                (spec.pair_on or () if spec is not None else ())]
+    cols += [c for c in defining if c not in cases and c not in cols
+             and not (c == TREE and "strategy" in cols)
+             and c in rows.columns and rows[c].nunique(dropna=True) > 1
+             and (counter or c != TREE)]
     cols += [c for c in sizes if c in rows.columns and rows[c].nunique(dropna=True) > 1]
     return list(dict.fromkeys(cols))
 
@@ -93,6 +106,9 @@ def survival_section(df: pd.DataFrame, spec: ProblemSpec | None,
     if largest < 2:
         return ""  # a curve of one trial per group (a sweep over n, say) shows no distribution
     what = "placements" if metric == "nodes" else metric
+    empty = _nothing_to_estimate(df, what)
+    if empty:
+        return f'<h2>Distribution of search cost</h2><p class="note">{_e(empty)}</p>'
     parts = ["<h2>Distribution of search cost</h2>",
              f'<p class="note">How many {what} a trial needs to finish, per group, with '
              "censoring taken into account: a trial stopped at its budget says only that its "
@@ -113,6 +129,24 @@ def survival_section(df: pd.DataFrame, spec: ProblemSpec | None,
         parts.append(skipped("quantiles", exc))
     parts.append(_logrank_table(df, by, metric))
     return "\n".join(p for p in parts if p)
+
+
+def _nothing_to_estimate(df: pd.DataFrame, what: str) -> str:
+    """The sentence of rows of which no trial enters a curve (every one failed, or
+    finished without a solution in first mode), else ""."""
+    status = df["status"].astype("object")
+    count = (df["mode"].astype("object") == "count") if "mode" in df.columns \
+        else pd.Series(False, index=df.index)
+    kept = status.isin(["solved", *CENSORED]) | (count & (status == "exhausted"))
+    if kept.any():
+        return ""
+    failed = int((~status.isin(["solved", "exhausted", *CENSORED])).sum())
+    exhausted = len(df) - failed
+    why = ", ".join(x for x in (f"{failed:,} failed" if failed else "",
+                                f"{exhausted:,} finished without a solution (first mode)"
+                                if exhausted else "") if x)
+    return (f"No trial finished or stopped at a budget ({why}): there is no distribution of "
+            f"{what} to show.")
 
 
 def _quantile_table(df: pd.DataFrame, by: list[str], metric: str) -> str:

@@ -57,7 +57,13 @@ def _prepare(df: pd.DataFrame, by: Sequence[str], metric: str,
     """
     require_columns(df, [metric, "status", *by], where)
     if df.empty:
-        raise ValueError(f"{where}: no trials to analyse (the selection is empty)")
+        raise ValueError(f"{where}: no trials to analyse (the selection is empty)\n"
+                         "  fix: select rows that exist (df[\"heuristic\"].unique() lists "
+                         "the values a column takes)")
+    if not pd.api.types.is_numeric_dtype(df[metric]) or pd.api.types.is_bool_dtype(df[metric]):
+        raise ValueError(f"{where}: metric {metric!r} is not a cost\n  expected: a numeric "
+                         f"column (nodes, backtracks, wall_ns, ...)\n  found:    "
+                         f"{df[metric].dtype}\n  fix:      metric=\"nodes\"")
     rows = aggregate_repeats(df)
     status = rows["status"].astype("object")
     count_mode = (rows["mode"].astype("object") == "count") if "mode" in rows.columns \
@@ -79,8 +85,52 @@ def _prepare(df: pd.DataFrame, by: Sequence[str], metric: str,
     out[_EVENT] = event[keep.to_numpy()]
     if out[metric].isna().any():
         raise ValueError(f"{where}: metric {metric!r} is missing in "
-                         f"{int(out[metric].isna().sum())} finished or censored trial(s)")
+                         f"{int(out[metric].isna().sum())} finished or censored trial(s)\n"
+                         f"  fix: leave them out (df[df[{metric!r}].notna()]) or choose "
+                         "a metric every trial reports (nodes)")
+    if (out[metric] < 0).any():
+        raise ValueError(f"{where}: metric {metric!r} is negative in "
+                         f"{int((out[metric] < 0).sum())} trial(s)\n  expected: a cost >= 0 "
+                         "(placements, backtracks, ns)\n  fix: leave those rows out")
     return out, left_out
+
+
+def _alpha(alpha: Any, where: str) -> float:
+    """``alpha`` as a float in (0, 1).
+
+    Raises:
+        ValueError: anything else (what was found, and the usual value).
+    """
+    try:
+        value = float(alpha)
+    except (TypeError, ValueError):
+        value = float("nan")
+    if isinstance(alpha, bool) or not 0 < value < 1:
+        raise ValueError(f"{where}: alpha must be a number in (0, 1) (1 - the confidence "
+                         f"level); found {alpha!r}\n  fix: alpha=0.05 for 95 % bands")
+    return value
+
+
+def _levels(q: Any) -> list[float]:
+    """``q`` (one level or several) as a list of floats in (0, 1).
+
+    Raises:
+        ValueError: an empty ``q``, or a level that is not a number in (0, 1).
+    """
+    items = [q] if isinstance(q, (int, float, str)) else list(q) if q is not None else []
+    out = []
+    for v in items:
+        try:
+            value = float(v) if not isinstance(v, (bool, str)) else float("nan")
+        except (TypeError, ValueError):
+            value = float("nan")
+        if not 0 < value < 1:
+            break
+        out.append(value)
+    if not items or len(out) != len(items):
+        raise ValueError(f"quantiles: q must be numbers in (0, 1); found {q!r}\n"
+                         "  fix: q=(0.5, 0.9) for the median and the 90th percentile")
+    return out
 
 
 def _group_keys(rows: pd.DataFrame, by: Sequence[str]) -> list[tuple[Any, ...]]:
@@ -132,9 +182,11 @@ def survival(df: pd.DataFrame, by: Sequence[str] | str | None = None, metric: st
 
     Raises:
         ValueError: a missing metric, group or ``status`` column; an empty
-            ``df``; a missing metric value in a kept row.
+            ``df``; a metric that is not numeric, or missing or negative in a
+            kept row; an ``alpha`` outside (0, 1).
     """
     by = as_list(by)
+    alpha = _alpha(alpha, "survival")
     rows, left_out = _prepare(df, by, metric, "survival")
     parts = []
     for key, group in _groups(rows, by):
@@ -160,7 +212,7 @@ def survival(df: pd.DataFrame, by: Sequence[str] | str | None = None, metric: st
 
 
 def quantiles(df: pd.DataFrame, by: Sequence[str] | str | None = None, metric: str = "nodes",
-              q: Sequence[float] = (0.5, 0.9), alpha: float = 0.05) -> pd.DataFrame:
+              q: Sequence[float] | float = (0.5, 0.9), alpha: float = 0.05) -> pd.DataFrame:
     """Quantiles of the cost per group, from the Kaplan-Meier curve, with intervals.
 
     The q-quantile is the smallest x with S(x) <= 1 - q (lifelines'
@@ -177,12 +229,12 @@ def quantiles(df: pd.DataFrame, by: Sequence[str] | str | None = None, metric: s
         False; an unreached bound is NaN (``ci_high`` often is).
 
     Raises:
-        ValueError: as :func:`survival`; a q outside (0, 1).
+        ValueError: as :func:`survival`; a q that is not a number in (0, 1) (one
+            number is one level).
     """
     by = as_list(by)
-    qs = [float(v) for v in q]
-    if not qs or any(not 0 < v < 1 for v in qs):
-        raise ValueError(f"quantiles: q must be numbers in (0, 1); found {list(q)!r}")
+    qs = _levels(q)
+    alpha = _alpha(alpha, "quantiles")
     rows, _ = _prepare(df, by, metric, "quantiles")
     records = []
     for key, group in _groups(rows, by):
@@ -231,13 +283,23 @@ def logrank(df: pd.DataFrame, a: Mapping[str, Any], b: Mapping[str, Any],
 
     Raises:
         ValueError: a filter names a missing column or matches no trial; a
-            missing metric or ``status`` column.
+            trial on both sides; no finished trial on either side (no event:
+            the test says nothing); a missing metric or ``status`` column.
     """
-    side_a, _ = _prepare(select(df, a), [], metric, f"logrank side a {dict(a)}")
-    side_b, _ = _prepare(select(df, b), [], metric, f"logrank side b {dict(b)}")
-    for name, side in (("a", side_a), ("b", side_b)):
-        if side.empty:
-            raise ValueError(f"logrank: side {name} has no finished or censored trial")
+    rows_a, rows_b = select(df, a), select(df, b)
+    both = rows_a.index.intersection(rows_b.index)
+    if len(both):
+        raise ValueError(f"logrank: {len(both)} trial(s) are on both sides (a {dict(a)}, "
+                         f"b {dict(b)})\n  expected: two groups with no trial in common\n"
+                         "  fix: make the filters exclusive, e.g. a={'heuristic': 'none'}, "
+                         "b={'heuristic': 'warnsdorff'}")
+    side_a, _ = _prepare(rows_a, [], metric, f"logrank side a {dict(a)}")
+    side_b, _ = _prepare(rows_b, [], metric, f"logrank side b {dict(b)}")
+    if not side_a[_EVENT].any() and not side_b[_EVENT].any():
+        raise ValueError(f"logrank: no trial finished on either side (a {dict(a)}: "
+                         f"{len(side_a)} censored, b {dict(b)}: {len(side_b)} censored): "
+                         "the test has no event to compare\n  fix: compare groups where "
+                         "some trial finished, or rerun with a larger budget")
     from lifelines.statistics import logrank_test
 
     res = logrank_test(side_a[metric].astype("float64"), side_b[metric].astype("float64"),

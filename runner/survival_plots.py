@@ -123,7 +123,7 @@ def survival_curves(df: pd.DataFrame, by: Sequence[str] | str | None = None,
     ax.set_title(title or f"Survival of {label(metric)}: share of trials not finished "
                  "within x\n| censored (stopped at a budget); band: "
                  f"{100 * (1 - alpha):.0f} % pointwise confidence", fontsize=10)
-    ax.legend(fontsize=8, loc="lower left")
+    _legend(fig, ax)
     return finish(fig, path)
 
 
@@ -168,5 +168,14 @@ def cactus(df: pd.DataFrame, by: Sequence[str] | str | None = None, metric: str 
     ax.set_ylim(bottom=0)
     ax.grid(True, which="major", alpha=0.3)
     ax.set_title(title or f"Trials finished within a budget of {label(metric)}", fontsize=10)
-    ax.legend(fontsize=8, loc="upper left")
+    _legend(fig, ax)
     return finish(fig, path)
+
+
+def _legend(fig: Figure, ax: Any) -> None:
+    """The groups' legend below the axes, outside them: inside, a legend of several groups
+    covers curves (a drop to 0 at the left, a tail at the bottom)."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center", fontsize=8,
+                   ncol=min(3, len(handles)), frameon=False)

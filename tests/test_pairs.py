@@ -336,3 +336,66 @@ def test_one_per_search_keeps_the_order_of_first_appearance():
     assert rows["nodes"].tolist() == [5_000, 10**9, 64, 64]
     fig = plots.survival_curves(rows, by="heuristic")
     assert fig.axes[0].lines[0].get_label() == "none (n = 2)"
+
+
+def test_timings_of_one_sweep_in_two_folders_pair_within_each_folder():
+    """The same N-Queens sweep run into two folders (another budget, say): the timing
+    comparisons pair each folder's trials with its own, not "not shown"; folders that do
+    not repeat a trial still pair across folders."""
+    a = pd.concat([queens("recursive", [16, 15, 31]), queens("iterative", [16, 15, 31])],
+                  ignore_index=True).assign(source="a")
+    b = a.assign(source="b", budget_nodes=10**7,
+                 wall_ns=lambda d: d["wall_ns"] * 2)
+    text = pairs_section(pd.concat([a, b], ignore_index=True), N_QUEENS)
+    assert "not shown" not in text
+    assert "strategy: iterative against recursive" in text
+    assert "6 paired trials: 6 exact." in text  # 3 n values in each of the 2 folders
+    assert "and on the results folder where two folders ran the same trial" in text
+    # one folder of recursive rows, another of iterative rows: paired across the folders
+    across = pd.concat([queens("recursive", [16, 15, 31]).assign(source="a"),
+                        queens("iterative", [16, 15, 31]).assign(source="b")],
+                       ignore_index=True)
+    text = pairs_section(across, N_QUEENS)
+    assert "not shown" not in text and "3 paired trials: 3 exact." in text
+
+
+def test_survival_section_of_trials_that_all_failed_is_one_sentence():
+    """Every trial an error (a plug-in rule that raises): no curve, no plot notes, one
+    sentence with the counts."""
+    df = knights("warnsdorff", [("error", 0)] * 3 + [("exhausted", 50)])
+    text = survival_section(df, KNIGHTS_TOUR)
+    assert "<img" not in text and "not shown" not in text
+    assert ("No trial finished or stopped at a budget (3 failed, 1 finished without a "
+            "solution (first mode)): there is no distribution of placements to show.") in text
+    counted = survival_section(df.assign(mode="count"), KNIGHTS_TOUR)
+    assert "No trial finished" not in counted and counted.count("<img") == 2
+
+
+def test_survival_groups_keep_first_and_count_mode_apart():
+    """Placements to the first tour and to every tour are two distributions: a sweep over
+    mode gets a curve per (heuristic, mode), not one curve mixing them."""
+    first = pd.concat([knights("none", [(CUT, 1_000)] * 3),
+                       knights("warnsdorff", [(SOLVED, 64)] * 3)], ignore_index=True)
+    count = first.assign(mode="count", status="exhausted", nodes=5_000)
+    df = pd.concat([first, count], ignore_index=True)
+    assert group_columns(df, KNIGHTS_TOUR) == ["heuristic", "mode"]
+    assert group_columns(first, KNIGHTS_TOUR) == ["heuristic"]
+    text = survival_section(df, KNIGHTS_TOUR)
+    q = re.search(r"<h3>Quantiles</h3>.*?</table>", text, re.S).group(0)
+    assert "<td>warnsdorff / first</td>\n      <td>64</td>" in q
+    assert "<td>warnsdorff / count</td>\n      <td>5,000</td>" in q
+    assert "<td>none / first</td>\n      <td>not reached</td>" in q
+
+
+def test_survival_and_cactus_legends_sit_below_the_axes(main_job):
+    """A legend inside the axes covered the curves of several groups (a drop to 0 at the
+    left, the tail at the bottom): it is the figure's, below the plot, one entry per group."""
+    for make in (plots.survival_curves, plots.cactus):
+        fig = make(main_job, by="heuristic")
+        ax = fig.axes[0]
+        assert ax.get_legend() is None and len(fig.legends) == 1
+        texts = [t.get_text() for t in fig.legends[0].get_texts()]
+        assert len(texts) == 3 and texts[0].startswith("none")
+        fig.canvas.draw()
+        box = fig.legends[0].get_window_extent()
+        assert box.y1 <= ax.get_window_extent().y0  # wholly below the axes

@@ -247,3 +247,20 @@ def test_a_glob_reports_every_folder_it_matches(synthetic, two):
     assert section(text, "What was run").count("<li>") == 2
     for heading in ("Hardest and censored starts", "Every start"):
         assert html_tables(section(text, heading)) == html_tables(section(two, heading))
+
+
+def test_one_drawing_per_distinct_solution(tmp_path):
+    """Groups that find the same solution from the same start (one sweep in two folders;
+    strategies of one tree; both engines) share one drawing, its caption naming them all."""
+    folders = write_synthetic(tmp_path / "a")
+    copy = tmp_path / "b" / "syn-none"
+    shutil.copytree(folders["none"], copy)
+    df = analysis.load([folders["none"], copy])
+    text = cases_section(df, KNIGHTS)
+    assert text.count("<figure") == 1
+    captions = re.findall(r"<figcaption>(.*?)</figcaption>", text)
+    assert captions == [f"The hardest finished start for source = {folders['none']}: (0, 0), "
+                        f"10 backtracks, 16 placements, 3 us; the same start and solution "
+                        f"for source = {copy}."]
+    both = analysis.load([folders["none"], folders["warnsdorff"]])
+    assert cases_section(both, KNIGHTS).count("<figure") == 2  # two solutions: two drawings

@@ -132,6 +132,43 @@ def test_bad_input_raises_value_error():
         analysis.quantiles(df, q=(0.5, 1.0))
 
 
+def test_bad_arguments_give_clear_errors_not_library_tracebacks():
+    """alpha, q, a metric that is no cost, and logrank sides that cannot be tested: a
+    ValueError naming what was found and the fix (not lifelines' or float()'s words)."""
+    df = _rows(SAMPLE)
+    for alpha in (0, 1.5, "x", True):
+        with pytest.raises(ValueError, match=r"alpha must be a number in \(0, 1\).*"
+                           r"\n  fix: alpha=0.05"):
+            analysis.survival(df, by="heuristic", alpha=alpha)
+    with pytest.raises(ValueError, match="quantiles: alpha must be"):
+        analysis.quantiles(df, alpha=1)
+    for q in (("a",), (float("nan"),), (), (0.5, True), None, 2):
+        with pytest.raises(ValueError, match=r"q must be numbers in \(0, 1\).*\n  fix: q="):
+            analysis.quantiles(df, q=q)
+    one = analysis.quantiles(df, by="heuristic", q=0.5)  # one level as a number
+    assert one["q"].tolist() == [0.5] and one["value"].tolist() == [20.0]
+    with pytest.raises(ValueError, match=r"metric 'heuristic' is not a cost\n  expected: a "
+                       r"numeric column.*\n  found:    object"):
+        analysis.survival(df, metric="heuristic")
+    negative = _rows([("solved", 10), ("solved", -3)])
+    with pytest.raises(ValueError, match="metric 'nodes' is negative in 1 trial"):
+        analysis.survival(negative)
+    missing = _rows(SAMPLE).astype({"nodes": "Int64"})
+    missing.loc[0, "nodes"] = pd.NA
+    with pytest.raises(ValueError, match=r"missing in 1 finished or censored trial\(s\)\n"
+                       "  fix: leave them out"):
+        analysis.survival(missing)
+    two = pd.concat([_rows(SAMPLE, heuristic="a"), _rows(SAMPLE, heuristic="b")],
+                    ignore_index=True)
+    with pytest.raises(ValueError, match="6 trial\\(s\\) are on both sides"):
+        analysis.logrank(two, {"heuristic": ["a", "b"]}, {"heuristic": "a"})
+    censored = pd.concat([_rows([("node_limit", 9)] * 3, heuristic="a"),
+                          _rows([("time_limit", 5)] * 2, heuristic="b")], ignore_index=True)
+    with pytest.raises(ValueError, match=r"no trial finished on either side \(a "
+                       r"\{'heuristic': 'a'\}: 3 censored, b \{'heuristic': 'b'\}: 2 censored\)"):
+        analysis.logrank(censored, {"heuristic": "a"}, {"heuristic": "b"})
+
+
 SWEEP = textwrap.dedent("""\
     name: survival-tiny
     problem: knights_tour
