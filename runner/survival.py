@@ -24,8 +24,10 @@ first mode). ``node_limit`` and
 ``time_limit`` rows are right-censored at their metric value. In first mode an
 ``exhausted`` trial (the search finished and no solution exists) is neither an
 event nor censored and is left out of the curve; ``error`` rows are left out
-too. Both are counted in ``result.attrs["left_out"]``: a dict
-``{group key tuple: {"exhausted": k, "error": m}}``.
+too, and so are censored rows without a value of the metric (a trial the
+runner killed past its time limit has no counters). All are counted in
+``result.attrs["left_out"]``: a dict ``{group key tuple: {"exhausted": k,
+"error": m, "censored_no_value": c}}``.
 """
 
 from __future__ import annotations
@@ -71,13 +73,17 @@ def _prepare(df: pd.DataFrame, by: Sequence[str], metric: str,
     event = np.where(count_mode, status == "exhausted", status == "solved")
     exhausted_first = (~count_mode) & (status == "exhausted")
     error = ~(status.isin(["solved", "exhausted", *CENSORED]))
-    keep = ~(exhausted_first | error)
+    # a trial the runner killed past its time limit is censored with no counters: it
+    # cannot be placed on the cost axis, so it is left out and counted, like an error
+    unknown = status.isin(CENSORED) & rows[metric].isna()
+    keep = ~(exhausted_first | error | unknown)
     keys = _group_keys(rows, by)
     left_out: dict[tuple[Any, ...], dict[str, int]] = {}
-    for key, ex, er in zip(keys, exhausted_first, error):
-        counts = left_out.setdefault(key, {"exhausted": 0, "error": 0})
+    for key, ex, er, un in zip(keys, exhausted_first, error, unknown):
+        counts = left_out.setdefault(key, {"exhausted": 0, "error": 0, "censored_no_value": 0})
         counts["exhausted"] += int(ex)
         counts["error"] += int(er)
+        counts["censored_no_value"] += int(un)
     out = rows.loc[keep].copy()
     if out.empty:
         raise ValueError(f"{where}: no finished or censored trial (all {len(rows)} are "
@@ -177,7 +183,9 @@ def survival(df: pd.DataFrame, by: Sequence[str] | str | None = None, metric: st
         scale; 1.0 where S = 1), ``at_risk`` (trials with cost >= x),
         ``events`` (trials finished at exactly x), ``censored`` (trials stopped
         at their budget at exactly x). ``attrs["left_out"]`` counts the rows
-        left out per group key tuple: ``{"exhausted": k, "error": m}``
+        left out per group key tuple: ``{"exhausted": k, "error": m,
+        "censored_no_value": c}`` (c: censored trials without a value of the
+        metric, such as a trial killed past its time limit)
         (exhausted in first mode: no solution exists).
 
     Raises:

@@ -55,7 +55,22 @@ def test_survival_left_out_rows_are_counted_apart():
     out = analysis.survival(_rows(spec), by="heuristic")
     assert list(out["survival"]) == pytest.approx([1, 5 / 6, 5 / 6, 5 / 12, 5 / 12, 0],
                                                   rel=1e-12, abs=1e-12)
-    assert out.attrs["left_out"] == {("h",): {"exhausted": 1, "error": 2}}
+    assert out.attrs["left_out"] == {("h",): {"exhausted": 1, "error": 2,
+                                              "censored_no_value": 0}}
+
+
+def test_a_killed_trial_without_counters_is_left_out_and_counted():
+    """A trial the runner killed past its time limit is time_limit with null counters:
+    it cannot be placed on the placements axis, so the curve is SAMPLE's and it is
+    counted; the quantiles are SAMPLE's too."""
+    df = _rows(SAMPLE + [("time_limit", None)])
+    df["nodes"] = df["nodes"].astype("Int64")
+    out = analysis.survival(df, by="heuristic")
+    assert list(out["survival"]) == pytest.approx([1, 5 / 6, 5 / 6, 5 / 12, 5 / 12, 0],
+                                                  rel=1e-12, abs=1e-12)
+    assert out.attrs["left_out"] == {("h",): {"exhausted": 0, "error": 0,
+                                              "censored_no_value": 1}}
+    assert analysis.quantiles(df, by="heuristic", q=0.5)["value"].tolist() == [20]
 
 
 def test_survival_count_mode_event_is_exhausted():
@@ -63,7 +78,8 @@ def test_survival_count_mode_event_is_exhausted():
     out = analysis.survival(_rows(spec, mode="count"), by="heuristic")
     # S(10) = 2/3, S(15) = 2/3, S(20) = 2/3 * (1 - 1/1) = 0
     assert list(out["survival"]) == pytest.approx([1, 2 / 3, 2 / 3, 0], abs=1e-12)
-    assert out.attrs["left_out"] == {("h",): {"exhausted": 0, "error": 0}}
+    assert out.attrs["left_out"] == {("h",): {"exhausted": 0, "error": 0,
+                                              "censored_no_value": 0}}
 
 
 def test_survival_folds_repeats():
@@ -201,4 +217,5 @@ def test_survival_of_a_real_results_folder(tmp_path):
         assert curve["events"].sum() == (rows["status"] == "solved").sum()
         left = curves.attrs["left_out"][(heuristic,)]
         assert left["exhausted"] == (rows["status"] == "exhausted").sum()
-        assert curve["at_risk"].iloc[0] == len(rows) - left["exhausted"] - left["error"]
+        assert curve["at_risk"].iloc[0] == len(rows) - left["exhausted"] - left["error"] \
+            - left["censored_no_value"]
