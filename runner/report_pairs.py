@@ -245,7 +245,7 @@ def _folder_sentences(df: pd.DataFrame, pair: Pair, unit: str) -> list[str]:
         if _all_censored(cmp):
             text = sentence(pair, cmp, unit)
             head, _, tail = text.partition(": ")
-            out.append(f"{head}, in {source}: {tail}")
+            out.append(f"{head}, in folder {source} alone: {tail}")
     return out
 
 
@@ -384,6 +384,7 @@ def _lost(cmp: Comparison) -> str:
         text += " Unmatched, left out: " + ", ".join(f"{k} {v:,}" for k, v in lost.items()) + "."
     kept = {k: v for k, v in cmp.collapsed.items() if v}
     if kept:
-        text += (" Runs of the same search set aside for a more informative one: "
-                 + ", ".join(f"{k} {v:,}" for k, v in kept.items()) + ".")
+        text += (" Set aside for runs of the same searches that finished or ran further "
+                 "(another budget or folder): "
+                 + ", ".join(f"{v:,} {k} run(s)" for k, v in kept.items()) + ".")
     return _e(text)

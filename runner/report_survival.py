@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from .censoring import CENSORED
-from .frames import TIMINGS, format_value
+from .frames import TIMINGS, aggregate_repeats, format_value
 from .html import escape as _e
 from .html import figure, figures, skipped
 from .html import table as _table
@@ -100,8 +100,11 @@ def survival_section(df: pd.DataFrame, spec: ProblemSpec | None,
     if df.empty or metric not in df.columns or "status" not in df.columns:
         return ""
     by = group_columns(df, spec, metric)
+    aside = ""
     if metric not in TIMINGS and not metric.endswith("_ns"):
+        whole = df
         df = one_per_search(df, metric)
+        aside = _set_aside(whole, df, by)
     largest = df.groupby(by, observed=True).size().max() if by else len(df)
     if largest < 2:
         return ""  # a curve of one trial per group (a sweep over n, say) shows no distribution
@@ -122,6 +125,8 @@ def survival_section(df: pd.DataFrame, spec: ProblemSpec | None,
             figure(functools.partial(cactus, df, by=by, metric=metric),
                    f"Cactus plot: trials finished within a budget of x {what}, per group.",
                    "png")]
+    if aside:
+        parts.append(f'<p class="note">{_e(aside)}</p>')
     parts.append(figures(figs))
     try:
         parts.append(_quantile_table(df, by, metric))
@@ -129,6 +134,32 @@ def survival_section(df: pd.DataFrame, spec: ProblemSpec | None,
         parts.append(skipped("quantiles", exc))
     parts.append(_logrank_table(df, by, metric))
     return "\n".join(p for p in parts if p)
+
+
+def _set_aside(whole: pd.DataFrame, kept: pd.DataFrame, by: list[str]) -> str:
+    """The sentence naming the runs :func:`one_per_search` set aside, per group, budget and
+    folder ("none at 1,000,000 placements (main): 64 runs set aside ..."), else ""."""
+    runs = [c for c in ("budget_nodes", "source") if c in whole.columns]
+    keys = [*by, *runs]
+    if not runs:
+        return ""
+    before = aggregate_repeats(whole).groupby(keys, observed=True, dropna=False).size()
+    after = kept.groupby(keys, observed=True, dropna=False).size()
+    gone = before.sub(after.reindex(before.index, fill_value=0)).loc[lambda s: s > 0]
+    if gone.empty:
+        return ""
+    items = []
+    for key, count in gone.items():
+        values = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        budget = values.get("budget_nodes")
+        at = (f" at {int(budget):,} placements" if budget is not None and not pd.isna(budget)
+              else " without a placement budget")
+        source = f" ({values['source']})" if "source" in values else ""
+        items.append(f"{group_label(by, tuple(values[c] for c in by))}{at}{source}: "
+                     f"{int(count):,}")
+    return ("Each search counts once, by its most informative run (finished, else the one "
+            "that ran furthest); runs of the same searches set aside: " + "; ".join(items)
+            + ".")
 
 
 def _nothing_to_estimate(df: pd.DataFrame, what: str) -> str:
@@ -164,7 +195,10 @@ def _quantile_table(df: pd.DataFrame, by: list[str], metric: str) -> str:
             "q-quantile is the smallest cost x with S(x) &lt;= 1 - q; <i>not reached</i> where "
             "too many trials were censored to place it; the interval reads the same off the "
             "confidence bands (Brookmeyer &amp; Crowley 1982); <i>not reached</i> for a bound "
-            "the band never crosses.</p>" + _table(pd.DataFrame(rows), index=False))
+            "the band never crosses. The median here is an observed cost (the smallest "
+            "with S(x) &lt;= 0.5); the summary tables' median of an even number of finished "
+            "trials is the mean of the middle two, so the two can differ a little.</p>"
+            + _table(pd.DataFrame(rows), index=False))
 
 
 def _fmt(value: float, metric: str) -> str:

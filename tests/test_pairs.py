@@ -181,15 +181,16 @@ def test_a_folder_whose_baseline_never_finished_keeps_its_sentence(main_job):
                             (CUT, 10**9), (CUT, 10**9)],
                    strategy="iterative", engine="compiled", budget=10**9, source="plain")
     text = pairs_section(pd.concat([main_job, deep], ignore_index=True), KNIGHTS_TOUR)
-    assert ("<li>plain move order (none), in main: no start finished within 1,000 "
+    assert ("<li>plain move order (none), in folder main alone: no start finished within 1,000 "
             "placements; warnsdorff: all 6 within 110</li>") in text
-    assert ("<li>plain move order (none), in main: no start finished within 1,000 "
+    assert ("<li>plain move order (none), in folder main alone: no start finished within 1,000 "
             "placements; static_degree: 5 of 6 within 900, the other 1 censored too</li>") in text
     assert "<h3>heuristic: warnsdorff against plain move order (none)</h3>" in text
-    assert "6 paired trials: 2 exact, 4 baseline censored. Runs of the same search set " \
-        "aside for a more informative one: baseline 6." in text
+    assert "6 paired trials: 2 exact, 4 baseline censored. Set aside for runs of the same " \
+        "searches that finished or ran further (another budget or folder): 6 baseline " \
+        "run(s)." in text
     # the plain folder alone holds no Warnsdorff rows: no sentence for it
-    assert ", in plain:" not in text
+    assert ", in folder plain alone:" not in text
 
 
 def test_static_degree_against_warnsdorff_exact_pairs(main_job):
@@ -399,3 +400,14 @@ def test_survival_and_cactus_legends_sit_below_the_axes(main_job):
         fig.canvas.draw()
         box = fig.legends[0].get_window_extent()
         assert box.y1 <= ax.get_window_extent().y0  # wholly below the axes
+
+
+def test_survival_section_names_the_runs_it_sets_aside(main_job):
+    """Plain move order at 10^3 (folder main) and at 10^9 (folder plain): its curve counts
+    each start once, by the 10^9 run, and the section says which runs were set aside."""
+    deep = knights("none", [(SOLVED, 5_000)] + [(CUT, 10**9)] * 5, strategy="iterative",
+                   engine="compiled", budget=10**9, source="plain")
+    text = survival_section(pd.concat([main_job, deep], ignore_index=True), KNIGHTS_TOUR)
+    assert ("runs of the same searches set aside: none at 1,000 placements (main): 6."
+            in text)
+    assert "set aside" not in survival_section(main_job, KNIGHTS_TOUR)
