@@ -73,7 +73,8 @@ table.data td.bound { background: #fff4d6; }
 table.data td:first-child { text-align: left; }
 table.data caption { caption-side: top; text-align: left; font-size: 0.95em; color: #333;
                      padding-bottom: 0.3em; font-style: italic; }
-div.wide { overflow-x: auto; max-width: 100%; }
+div.wide { overflow-x: auto; width: max(100%, calc(100vw - 5em));
+           margin-left: min(0px, calc(50% - 50vw + 2.5em)); }
 pre { background: #f7f7f7; border: 1px solid #e1e1e1; padding: 0.8em; overflow-x: auto;
       font-size: 0.82em; }
 .figures { display: flex; flex-wrap: wrap; gap: 1.2em; align-items: flex-start; }

@@ -375,8 +375,7 @@ def _long_table(grouped: list, cases: list[str], groups: list[str], head: str) -
                 continue
             bound = status[j] in CENSORED
             cells[i] = (f'<td class="status">{_e(status[j])}</td>' + _num(nodes[j], bound)
-                        + _num(back[j], bound) + _num(wall[j], False, fmt_ns(wall[j])
-                                                       if not np.isnan(wall[j]) else "-"))
+                        + _num(back[j], bound) + _num(wall[j], bound, _time(wall[j], bound)))
         for i, row in enumerate(body):
             row.append(cells.get(i, '<td class="status">-</td>' + "<td>-</td>" * 3))
     top = f'<th rowspan="2" class="text" data-col="0">{_e(head)}</th>' + "".join(
@@ -390,6 +389,11 @@ def _long_table(grouped: list, cases: list[str], groups: list[str], head: str) -
     return (note + f'<div class="wide"><table class="data sortable"><thead><tr>{top}</tr>'
             f"<tr>{sub_head}</tr></thead><tbody>"
             + "".join("<tr>" + "".join(r) + "</tr>" for r in body) + "</tbody></table></div>")
+
+
+def _time(ns: float, bound: bool) -> str:
+    """Wall time as the table shows it: a censored trial's is a lower bound too."""
+    return "-" if np.isnan(ns) else (">=" if bound else "") + fmt_ns(ns)
 
 
 def _num(value: float, bound: bool, text: str | None = None) -> str:
