@@ -139,11 +139,12 @@ def survival_section(df: pd.DataFrame, spec: ProblemSpec | None,
 def _set_aside(whole: pd.DataFrame, kept: pd.DataFrame, by: list[str]) -> str:
     """The sentence naming the runs :func:`one_per_search` set aside, per group, budget and
     folder ("none at 1,000,000 placements (main): 64 runs set aside ..."), else ""."""
-    runs = [c for c in ("budget_nodes", "source") if c in whole.columns]
+    runs = [c for c in ("budget_nodes", "source") if c in whole.columns and c not in by]
     keys = [*by, *runs]
     if not runs:
         return ""
-    before = aggregate_repeats(whole).groupby(keys, observed=True, dropna=False).size()
+    before = with_keys(aggregate_repeats(whole)).groupby(keys, observed=True,
+                                                         dropna=False).size()
     after = kept.groupby(keys, observed=True, dropna=False).size()
     gone = before.sub(after.reindex(before.index, fill_value=0)).loc[lambda s: s > 0]
     if gone.empty:

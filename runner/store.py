@@ -288,11 +288,13 @@ class ResultStore:
         """Delete this folder's part files (``--fresh``); returns how many.
 
         Only btlab's own ``part-*.parquet`` files go, and only when every file
-        there is of this config (its name and problem, a schema version this
-        btlab reads): a part of another config, or one written by a newer btlab,
-        refuses the folder first (:func:`~runner.store_read.check_identity`),
-        deleting nothing. A part whose footer cannot be read at all (damaged)
-        is deleted, since nothing of it can be read.
+        there is of one config (its name and problem, a schema version this
+        btlab reads): a folder wholly of another config is taken over, but a
+        part of another config among the folder's own, or one written by a
+        newer btlab, refuses the folder first
+        (:func:`~runner.store_read.check_identity`), deleting nothing. A part
+        whose footer cannot be read at all (damaged) is deleted, since nothing
+        of it can be read.
 
         Raises:
             ResultsError: a file of another config or of a newer btlab (named), or
@@ -309,7 +311,7 @@ class ResultStore:
             except ResultsError:
                 if path not in ours:
                     raise
-        check_identity(loc, infos, self.identity)
+        check_identity(loc, infos, None)  # one config throughout, whichever: a mix is refused
         for path in ours:
             loc.fs.delete_file(path)
         return len(ours)
