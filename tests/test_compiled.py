@@ -434,6 +434,7 @@ def test_ray_backend_streams_a_generator_of_trials(ray_session):
 
 # ---------------------------------------------------------------- the benchmark, quick mode
 
+@pytest.mark.slow  # about 50 s: the default suite stays under 10 minutes
 def test_bench_quick_mode_runs():
     out = subprocess.run([sys.executable, "-m", "bench", "--quick"], cwd=ROOT,
                          capture_output=True, text=True, timeout=600)
