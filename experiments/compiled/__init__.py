@@ -83,6 +83,7 @@ def solve_knights_compiled(
     max_nodes: int | None = None,
     max_seconds: float | None = None,
     seed: int = 0,
+    max_backtracks: int | None = None,
 ) -> SearchResult:
     """Search for knight's tours with the compiled kernel (iterative depth-first search).
 
@@ -103,6 +104,7 @@ def solve_knights_compiled(
         max_seconds: time budget (wall seconds), or None; read between chunks
             of :data:`knights_kernel.PAUSE_EVERY` placements.
         seed: seed of the ``random`` tie-break (SplitMix64, as the reference).
+        max_backtracks: backtrack budget (0: greedy), or None.
 
     Returns:
         A :class:`SearchResult`; ``solution`` is the first tour as square
@@ -116,7 +118,7 @@ def solve_knights_compiled(
     """
     start_sq, moves, first = knights_kernel.check_arguments(
         rows, cols, start, mode, heuristic, tie_break, move_order)
-    budget = Budget(max_nodes, max_seconds)
+    budget = Budget(max_nodes, max_seconds, max_backtracks)
     compile_ns = warm_up("knights")
     budget.start()  # after loading the kernels (compile_ns), before the board's tables
     return knights_kernel.run_knights(rows, cols, start_sq, moves, heuristic, tie_break,
