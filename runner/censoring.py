@@ -1,6 +1,7 @@
 """Censored trials, in one place: which statuses are censored, and which statistics they bound.
 
-A trial stopped by a budget (``node_limit``, ``time_limit``) is *censored*:
+A trial stopped by a budget (``node_limit``, ``time_limit``, ``backtrack_limit``) is
+*censored*:
 its counters are lower bounds of the full search's. A statistic over a group
 that holds censored values is itself a lower bound where a censored value
 could still move it. ``btlab show`` (:mod:`runner.tables`), ``btlab report``
@@ -14,9 +15,9 @@ import math
 import pandas as pd
 
 #: Statuses of trials stopped by a budget: their counters are lower bounds.
-CENSORED = ("node_limit", "time_limit")
+CENSORED = ("node_limit", "time_limit", "backtrack_limit")
 #: Every status, in the order tables show them.
-STATUSES = ("solved", "exhausted", "node_limit", "time_limit", "error")
+STATUSES = ("solved", "exhausted", "node_limit", "time_limit", "backtrack_limit", "error")
 
 
 def censored_status(status: str | None) -> bool | None:

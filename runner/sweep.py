@@ -128,7 +128,8 @@ def iter_trials(config: SweepConfig) -> Iterator[Trial]:
             split, trial_plugins = _check_one(config, columns, src, ranges, hashes)
             for r in range(m.repeats):
                 yield Trial(problem.name, columns, budget.nodes, budget.seconds, m.seed, r,
-                            split=split, plugins=trial_plugins)
+                            split=split, plugins=trial_plugins,
+                            budget_backtracks=budget.backtracks)
 
 
 def _check_one(config: SweepConfig, columns: dict, src: dict, ranges: dict,

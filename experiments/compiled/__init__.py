@@ -132,6 +132,7 @@ def solve_queens_compiled(
     unique: bool = False,
     max_nodes: int | None = None,
     max_seconds: float | None = None,
+    max_backtracks: int | None = None,
 ) -> SearchResult:
     """N-Queens by row-by-row backtracking on bit masks, compiled.
 
@@ -143,6 +144,7 @@ def solve_queens_compiled(
             plain count (OEIS A000170).
         max_nodes: node budget (queens placed), or None.
         max_seconds: time budget (wall seconds), or None.
+        max_backtracks: backtrack budget (0: greedy), or None.
 
     Returns:
         A :class:`SearchResult`: counters as in
@@ -162,7 +164,7 @@ def solve_queens_compiled(
     first = Mode(mode) is Mode.FIRST
     if unique and first:
         raise ValueError("unique counting needs mode='count'")
-    budget = Budget(max_nodes, max_seconds)
+    budget = Budget(max_nodes, max_seconds, max_backtracks)
     compile_ns = warm_up("queens")
     budget.start()  # after loading the kernels (compile_ns)
     return queens_kernel.run_queens(n, first, bool(unique), budget, {"compile_ns": compile_ns})
