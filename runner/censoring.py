@@ -16,8 +16,21 @@ import pandas as pd
 
 #: Statuses of trials stopped by a budget: their counters are lower bounds.
 CENSORED = ("node_limit", "time_limit", "backtrack_limit")
-#: Every status, in the order tables show them.
-STATUSES = ("solved", "exhausted", "node_limit", "time_limit", "backtrack_limit", "error")
+#: The statuses tables always show, in their order.
+STATUSES = ("solved", "exhausted", "node_limit", "time_limit", "error")
+#: Statuses tables show only when a row has one (before ``error``): only trials with a
+#: backtrack budget (``budget.backtracks``) can end so.
+OCCASIONAL_STATUSES = ("backtrack_limit",)
+
+
+def status_order(present) -> list[str]:
+    """The statuses a table shows, in order: :data:`STATUSES`, with those of
+    :data:`OCCASIONAL_STATUSES` found in ``present`` (an iterable of status strings)
+    before ``error``, then any other status found, sorted."""
+    seen = set(present)
+    occasional = [s for s in OCCASIONAL_STATUSES if s in seen]
+    known = [*STATUSES[:-1], *occasional, STATUSES[-1]]
+    return [*known, *sorted(s for s in seen if isinstance(s, str) and s not in known)]
 
 
 def censored_status(status: str | None) -> bool | None:

@@ -18,6 +18,7 @@ import pyarrow as pa
 from pydantic import ValidationError
 
 from . import plugins
+from .budgets import check_backtrack_budget
 from .config import DEFAULT_TRIAL_CAP, SweepConfig
 from .exclude_values import exclude_values, same_search
 from .matrix import Block, ExpansionError, blocks, find
@@ -149,6 +150,7 @@ def _check_one(config: SweepConfig, columns: dict, src: dict, ranges: dict,
     except ParamError as exc:
         raise config.error(src.get(exc.param, ("fixed",)), exc.expected, exc.found,
                            exc.fix) from None
+    check_backtrack_budget(config, columns, src)
     split = None
     if m.split is not None:
         split = m.split if isinstance(m.split, str) else m.split["depth"]
