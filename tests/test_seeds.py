@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import textwrap
 
+import pandas as pd
 import pytest
 
+from runner.cli import main
 from runner.config import parse_config
 from runner.errors import ConfigError
 from runner.execute import run_trial
+from runner.store import part_files
 from runner.sweep import count_trials, expand, plan_size
 
 BASE = """\
@@ -121,3 +124,19 @@ def test_bad_seeds(extra, key, found):
         cfg(extra)
     text = str(info.value)
     assert key in text and found in text and "s.yaml" in text
+
+
+def test_run_writes_one_row_per_seed_and_resumes(tmp_path, capsys):
+    path = tmp_path / "s.yaml"
+    path.write_text(BASE.replace("board: 5", "board: 6")
+                    + "matrix: {seed: 1..3, start: [[2, 2]]}\n")
+    out = tmp_path / "r"
+    assert main(["run", str(path), "--backend", "serial", "--out", str(out), "--quiet"]) == 0
+    df = pd.concat(pd.read_parquet(p) for p in part_files(out)).sort_values("seed")
+    assert df["seed"].tolist() == [1, 2, 3]
+    assert df["trial_id"].nunique() == 3
+    assert df["nodes"].tolist()[:2] == [45, 36]
+    assert main(["run", str(path), "--backend", "serial", "--out", str(out), "--quiet"]) == 0
+    assert len(part_files(out)) == 1  # every seed's trial was found done: nothing ran again
+    assert main(["validate", str(path)]) == 0
+    assert "seed=3" in capsys.readouterr().out
