@@ -12,6 +12,7 @@ of the solver's seed, and goes to the ``seed`` column. A trial whose seed is
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -20,7 +21,7 @@ from .value_messages import describe
 if TYPE_CHECKING:
     from .config import SweepConfig
 
-__all__ = ["SEED", "check_seeds", "seed_values", "swept_seeds"]
+__all__ = ["SEED", "check_seeds", "seed_count", "seed_values", "seedless", "swept_seeds"]
 
 #: The key that names the seed where parameters are written.
 SEED = "seed"
@@ -50,6 +51,19 @@ def swept_seeds(config: SweepConfig) -> Sequence[int] | None:
     if SEED not in m.matrix or any(SEED in e for e in (*m.exclude, *m.include)):
         return None
     return seed_values(m.matrix[SEED])
+
+
+def seed_count(seeds: Sequence[int]) -> int:
+    """How many distinct seeds ``seeds`` holds (a range by arithmetic)."""
+    return len(seeds) if isinstance(seeds, range) else len(set(seeds))
+
+
+def seedless(config: SweepConfig) -> SweepConfig:
+    """``config`` without ``matrix.seed``: the sweep of one seed (the top-level one).
+    Used where every seed gives the same trials but for the seed: counting and checking."""
+    model = config.model.model_copy(update={"matrix": {
+        k: v for k, v in config.model.matrix.items() if k != SEED}})
+    return dataclasses.replace(config, model=model)
 
 
 def _is_int(value: Any) -> bool:

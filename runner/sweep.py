@@ -10,7 +10,6 @@ Actions': exclude first, then include) are :mod:`runner.matrix`'s;
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 from typing import Any, Iterator
@@ -22,7 +21,7 @@ from . import plugins
 from .config import DEFAULT_TRIAL_CAP, SweepConfig
 from .exclude_values import exclude_values, same_search
 from .matrix import Block, ExpansionError, blocks, find
-from .seeds import SEED, seed_values, swept_seeds
+from .seeds import SEED, seed_count, seed_values, seedless, swept_seeds
 from .spec import ParamError
 from .trial import Trial
 from .value_messages import describe
@@ -198,6 +197,8 @@ def check_blocks(config: SweepConfig, limit: int = EXACT_COUNT_BLOCKS) -> bool:
     Raises:
         ConfigError: see :func:`iter_trials`.
     """
+    if swept_seeds(config) is not None:  # a seed makes no trial unrunnable: check one
+        config = seedless(config)
     include = config.model.include
     hashes: dict[str, str] = {}
     ranges = _int_ranges(config.problem.columns)
@@ -234,10 +235,8 @@ def product_size(config: SweepConfig) -> int:
     lists = [len({json.dumps(x, sort_keys=True, default=list) for x in v})
              if isinstance(v, list) else 1 for k, v in config.model.matrix.items()
              if k != SEED]
-    seeds = config.model.matrix.get(SEED)
-    if seeds is not None:  # a range counts its seeds by arithmetic
-        lists.append(len(set(seeds)) if isinstance(seeds, list)
-                     else len(seed_values(seeds) or ()))
+    if SEED in config.model.matrix:  # a range counts its seeds by arithmetic
+        lists.append(seed_count(seed_values(config.model.matrix[SEED]) or ()))
     return math.prod(lists) * config.model.repeats
 
 
@@ -371,10 +370,8 @@ def plan_size(config: SweepConfig, cap: int = DEFAULT_TRIAL_CAP) -> tuple[int, s
     """
     seeds = swept_seeds(config)
     if seeds is not None:  # each seed is the same sweep again: count it once, multiply
-        per_seed = len(seeds) if isinstance(seeds, range) else len(set(seeds))
-        model = config.model.model_copy(update={"matrix": {
-            k: v for k, v in config.model.matrix.items() if k != SEED}})
-        n, how = plan_size(dataclasses.replace(config, model=model), max(cap // per_seed, 1))
+        per_seed = seed_count(seeds)
+        n, how = plan_size(seedless(config), max(cap // per_seed, 1))
         return n * per_seed, how
     blocks = product_size(config) // config.model.repeats
     if blocks <= EXACT_COUNT_BLOCKS:  # cheap to count whole, however large the sweep

@@ -12,7 +12,7 @@ from runner.config import parse_config
 from runner.errors import ConfigError
 from runner.execute import run_trial
 from runner.store import part_files
-from runner.sweep import count_trials, expand, plan_size
+from runner.sweep import check_blocks, count_trials, expand, plan_size
 
 BASE = """\
 name: s
@@ -94,6 +94,10 @@ def test_plan_size_equals_expand(extra, n):
 def test_plan_size_counts_a_huge_range_by_arithmetic():
     config = cfg("matrix: {seed: 1..100000000000, start: all}\n")
     assert plan_size(config) == (2_500_000_000_000, "exact")
+    assert check_blocks(config) is True  # every combination but the seed checked, once
+    bad = cfg("matrix: {seed: 1..100000000000, start: all}\ninclude:\n  - {start: [9, 9]}\n")
+    with pytest.raises(ConfigError, match="include"):
+        check_blocks(bad)
 
 
 def test_random_tie_break_differs_by_seed():
