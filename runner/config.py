@@ -48,7 +48,7 @@ from . import plugins
 from .errors import ConfigError
 from .overrides import apply_overrides
 from .problems import PROBLEMS, get_problem
-from .seeds import INT64_MAX, INT64_MIN, SEED, check_seeds
+from .seeds import INT64_MAX, INT64_MIN, SEED, check_seeds, seed_hint
 from .spec import ProblemSpec
 from .value_messages import describe, did_you_mean, from_pydantic, param_error
 from .yaml_source import MAX_CONFIG_BYTES, KeyPath, Position, parse_yaml
@@ -229,7 +229,7 @@ def parse_config(text: str, source: str = "<string>",
         sub = first["loc"][:1]
         allowed = list(BudgetModel.model_fields if sub == ("budget",)
                        else SweepModel.model_fields)
-        raise from_pydantic(err, first, (), allowed) from None
+        raise seed_hint(from_pydantic(err, first, (), allowed), first) from None
     try:
         problem = get_problem(model.problem)
     except plugins.PluginError as exc:

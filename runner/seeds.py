@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from .value_messages import describe
 
 if TYPE_CHECKING:
     from .config import SweepConfig
+    from .errors import ConfigError
 
-__all__ = ["SEED", "check_seeds", "seed_count", "seed_values", "seedless", "swept_seeds"]
+__all__ = ["SEED", "check_seeds", "seed_count", "seed_values", "seed_hint", "seedless",
+           "swept_seeds"]
 
 #: The key that names the seed where parameters are written.
 SEED = "seed"
@@ -64,6 +66,18 @@ def seedless(config: SweepConfig) -> SweepConfig:
     model = config.model.model_copy(update={"matrix": {
         k: v for k, v in config.model.matrix.items() if k != SEED}})
     return dataclasses.replace(config, model=model)
+
+
+def seed_hint(error: ConfigError, first: Mapping[str, Any]) -> ConfigError:
+    """``error`` (the top level's first pydantic error ``first``) with a fix that points
+    to ``matrix`` when the top-level ``seed`` holds a list or a range."""
+    value = first.get("input")
+    if tuple(first.get("loc", ())) != (SEED,) or not (
+            isinstance(value, list) or (isinstance(value, str) and _RANGE.match(value))):
+        return error
+    shown = describe(value) if isinstance(value, list) else value
+    return dataclasses.replace(error, fix=f"the top-level seed is one seed, the default of "
+                               f"every trial; to sweep seeds write matrix: {{seed: {shown}}}")
 
 
 def _is_int(value: Any) -> bool:

@@ -144,3 +144,13 @@ def test_run_writes_one_row_per_seed_and_resumes(tmp_path, capsys):
     assert len(part_files(out)) == 1  # every seed's trial was found done: nothing ran again
     assert main(["validate", str(path)]) == 0
     assert "seed=3" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("value, fix", [
+    ("1..10", "write matrix: {seed: 1..10}"),
+    ("[1, 2]", "write matrix: {seed: [1, 2]}"),
+])
+def test_top_level_seed_list_points_to_matrix(value, fix):
+    with pytest.raises(ConfigError) as info:
+        parse_config(BASE.replace("seed: 2026", f"seed: {value}"), "s.yaml")
+    assert "error at seed" in str(info.value) and fix in str(info.value)
