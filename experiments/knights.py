@@ -352,7 +352,9 @@ def solve_knights_tour(
             candidates in the order to try them (see
             :class:`~experiments.knights_plugin.PluginOrderer`).
         tie_break: ``move_order``, ``random``, ``pohl`` or ``roth``
-            (``move_order`` with a plug-in).
+            (``move_order`` with a plug-in). With ``none``, ``random`` is a
+            random move order: every placement's candidates shuffled by
+            Fisher-Yates (:func:`experiments.knights_board.shuffle`).
         move_order: the 8 knight moves (d_row, d_col) in the order to try them.
         closed: look for closed tours (ending a knight's move from the start).
         max_nodes: node budget (placements), or None.

@@ -15,7 +15,8 @@ away) are listed in the trial's move order and ordered by a *heuristic*; the
 heuristic only orders children, the search still backtracks when it gets
 stuck:
 
-* ``none``: the move order, by default :data:`DEFAULT_MOVE_ORDER`.
+* ``none``: the move order, by default :data:`DEFAULT_MOVE_ORDER`; with the
+  ``random`` tie-break, a random order at every placement (below).
 * ``warnsdorff``: fewest unvisited onward squares first (H. C. Warnsdorff,
   *Des Rösselsprunges einfachste und allgemeinste Lösung*, Schmalkalden, 1823).
 * ``static_degree``: fewest onward squares on the empty board, ignoring what is
@@ -37,6 +38,14 @@ heuristics only; a plug-in orders its candidates itself):
   algorithm for knight's tours on square chessboards", 1996).
 
 Whatever is still tied after a tie-break goes by move order.
+
+With ``none`` every candidate is tied, so only ``random`` changes anything
+(``pohl`` and ``roth`` are no-ops): at each placement the n unvisited onward
+squares, listed in move order, are shuffled by Fisher-Yates with the trial's
+SplitMix64 stream before the search tries them: for i = n - 1 down to 1,
+j = ``next() mod (i + 1)``, swap positions i and j (:func:`shuffle`). That
+is n - 1 draws per placement with n >= 2 candidates and none otherwise; every
+order is equally likely up to the modulo's bias, below 2^-60.
 
 ``checks`` (metrics contract, ``docs/metrics.md``) counts every onward
 square looked at: listing a placement's candidates costs the number of
@@ -66,7 +75,7 @@ from .knights_plugin import (
 __all__ = [
     "DEFAULT_MOVE_ORDER", "HEURISTICS", "TIE_BREAKS", "BoardView", "HeuristicError",
     "HeuristicRule", "KnightBoard", "Orderer", "PluginOrderer", "SplitMix64", "make_orderer",
-    "rule_name", "rule_uses_rng", "validate_move_order",
+    "rule_name", "rule_uses_rng", "shuffle", "validate_move_order",
 ]
 
 #: The built-in heuristics (a plug-in is a callable instead, see :class:`PluginOrderer`).
@@ -102,6 +111,16 @@ class SplitMix64:
         return z ^ (z >> 31)
 
 
+def shuffle(cands: list[int], rng: SplitMix64) -> list[int]:
+    """Shuffle ``cands`` in place by Fisher-Yates and return it: for i = n - 1 down
+    to 1, j = ``rng.next() mod (i + 1)``, swap positions i and j (n - 1 draws; none
+    for n < 2). The compiled kernel draws and swaps the same way."""
+    for i in range(len(cands) - 1, 0, -1):
+        j = rng.next() % (i + 1)
+        cands[i], cands[j] = cands[j], cands[i]
+    return cands
+
+
 def make_orderer(board: KnightBoard, heuristic: str | HeuristicRule,
                  tie_break: str = "move_order", seed: int = 0) -> Orderer:
     """Build the child-ordering function for a heuristic and tie-break.
@@ -111,8 +130,9 @@ def make_orderer(board: KnightBoard, heuristic: str | HeuristicRule,
         heuristic: one of :data:`HEURISTICS`, or a plug-in: a callable
             ``rule(board, square, candidates) -> candidates reordered``
             (:class:`PluginOrderer`).
-        tie_break: one of :data:`TIE_BREAKS`; has no effect with ``none``;
-            must be ``move_order`` with a plug-in.
+        tie_break: one of :data:`TIE_BREAKS`; with ``none`` only ``random``
+            has an effect, a Fisher-Yates shuffle of the candidates at every
+            placement (:func:`shuffle`); must be ``move_order`` with a plug-in.
         seed: seed of the ``random`` tie-break, and of a plug-in's ``board.rng``.
 
     Returns:
@@ -142,6 +162,17 @@ def make_orderer(board: KnightBoard, heuristic: str | HeuristicRule,
         raise ValueError(f"unknown tie-break {tie_break!r}; expected one of {TIE_BREAKS}")
     nbrs = board.neighbours
 
+    static = board.static_degree
+    dist2 = board.centre_distance2
+    rng = SplitMix64(seed)
+
+    if heuristic == "none" and tie_break == "random":
+        def order_shuffled(sq: int, visited: bytearray) -> tuple[list[int], int]:
+            around = nbrs[sq]
+            return shuffle([c for c in around if not visited[c]], rng), len(around)
+        order_shuffled.stateful = True  # type: ignore[attr-defined]
+        return order_shuffled
+
     if heuristic == "none":
         def order_none(sq: int, visited: bytearray) -> tuple[list[int], int]:
             around = nbrs[sq]
@@ -149,9 +180,6 @@ def make_orderer(board: KnightBoard, heuristic: str | HeuristicRule,
         order_none.stateful = False  # type: ignore[attr-defined]
         return order_none
 
-    static = board.static_degree
-    dist2 = board.centre_distance2
-    rng = SplitMix64(seed)
     dynamic = heuristic == "warnsdorff"
 
     def order_degree(sq: int, visited: bytearray) -> tuple[list[int], int]:

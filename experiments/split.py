@@ -57,7 +57,8 @@ how to normalise its parameters, walk the top part and run one subtree.
 or a splitter object. Restrictions (:class:`SplitError`): only strategies
 whose registry entry is ``splittable`` (the others walk other trees); the
 knight's tour ``random`` tie-break draws from one SplitMix64 stream in call
-order, which splitting changes, so it is refused with a heuristic.
+order, which splitting changes, so it is refused (with ``none`` too, where
+it shuffles every placement's candidates).
 """
 
 from __future__ import annotations
@@ -204,7 +205,7 @@ def plan_split(problem: str | Splitter, params: Mapping[str, Any], depth: int,
 
     Raises:
         SplitError: unknown problem, negative depth, the ``random`` tie-break
-            with a heuristic, a strategy whose registry entry is not
+            (any heuristic), a strategy whose registry entry is not
             ``splittable`` (it walks another tree).
         ValueError: bad parameters (as the solvers raise them).
     """

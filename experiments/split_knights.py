@@ -60,8 +60,9 @@ class KnightsSplitter(Splitter):
     col), ``heuristic``, ``tie_break``, ``move_order``, ``closed``, ``mode``,
     ``strategy`` (one whose registry entry is ``splittable``), ``engine``,
     ``seed``; missing keys take the solver's defaults. The ``random``
-    tie-break with a heuristic is refused: it draws from one SplitMix64
-    stream in call order, which splitting changes; so is a heuristic plug-in
+    tie-break is refused, with a heuristic or with ``none`` (a random move
+    order at every placement): it draws from one SplitMix64 stream in call
+    order, which splitting changes; so is a heuristic plug-in
     that uses ``board.rng`` (judged by
     :func:`~experiments.knights_plugin.rule_uses_rng` before planning; one that
     reads it anyway is refused when the walk or task that read it ends), and a
@@ -92,9 +93,10 @@ class KnightsSplitter(Splitter):
                                  f"the plug-in {rule_name(p['heuristic'])}; use engine python")
             if rule_uses_rng(p["heuristic"]):
                 _refuse_rng_rule(p["heuristic"])
-        elif p["heuristic"] != "none" and p["tie_break"] == "random":
+        elif p["tie_break"] == "random":
             raise SplitError(
-                "the random tie-break draws from one SplitMix64 stream in the order the search "
+                "the random tie-break (with heuristic none, a random move order at every "
+                "placement) draws from one SplitMix64 stream in the order the search "
                 "calls it, and a split search calls it in another order, so its counters would "
                 "differ; use tie_break move_order, pohl or roth, or do not split")
         return p

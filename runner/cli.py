@@ -220,7 +220,7 @@ def cmd_validate(args, console: Console) -> int:
         console.print(f"{label}: OK -- problem {config.problem.name}, {total:,} trials")
     for t in samples:
         console.print(f"  {t.trial_id}  " + "  ".join(f"{k}={v}" for k, v in t.columns.items())
-                      + f"  repeat={t.repeat}", markup=False)
+                      + f"  seed={t.seed}  repeat={t.repeat}", markup=False)
     return 0
 
 

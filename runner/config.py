@@ -48,6 +48,7 @@ from . import plugins
 from .errors import ConfigError
 from .overrides import apply_overrides
 from .problems import PROBLEMS, get_problem
+from .seeds import INT64_MAX, INT64_MIN, SEED, check_seeds, seed_hint
 from .spec import ProblemSpec
 from .value_messages import describe, did_you_mean, from_pydantic, param_error
 from .yaml_source import MAX_CONFIG_BYTES, KeyPath, Position, parse_yaml
@@ -65,7 +66,6 @@ DEFAULT_TRIAL_CAP = 1_000_000
 #: ``budget.seconds`` a float64 column and the timers of every backend: the Ray
 #: backend cancels a task after budget x 1.1 + 5 s, and the smallest
 #: ``threading.TIMEOUT_MAX`` of the supported platforms is 4,294,967 s.
-INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 INT32_MAX = (1 << 31) - 1
 MAX_BUDGET_NODES = 1 << 62
 MAX_BUDGET_SECONDS = 1_000_000.0
@@ -231,7 +231,7 @@ def parse_config(text: str, source: str = "<string>",
         sub = first["loc"][:1]
         allowed = list(BudgetModel.model_fields if sub == ("budget",)
                        else SweepModel.model_fields)
-        raise from_pydantic(err, first, (), allowed) from None
+        raise seed_hint(from_pydantic(err, first, (), allowed), first) from None
     try:
         problem = get_problem(model.problem)
     except plugins.PluginError as exc:
@@ -277,6 +277,8 @@ def _check_value(config: SweepConfig, adapters, key: str, value: Any, key_path: 
                  path: KeyPath) -> None:
     """Check one parameter value; ``key_path`` locates the key, ``path`` the value."""
     names = list(adapters)
+    if key == SEED:  # checked by check_seeds
+        return
     if key not in adapters:
         raise config.error(key_path, f"a parameter of {config.problem.name}: {', '.join(names)}",
                            f"unknown parameter {key!r}",
@@ -313,6 +315,7 @@ def _check_params(config: SweepConfig) -> None:
     m = config.model
     adapters = _adapters(config.problem)
     expandable = config.problem.expand_all
+    check_seeds(config)
     for key, value in m.fixed.items():
         try:
             _check_value(config, adapters, key, value, ("fixed", key), ("fixed", key))
@@ -327,7 +330,7 @@ def _check_params(config: SweepConfig) -> None:
             raise config.error(("matrix", key), "each parameter either fixed or swept",
                                f"{key!r} both in fixed and in matrix",
                                f"delete fixed.{key} or matrix.{key}")
-        if values == "all" and key in expandable:
+        if (values == "all" and key in expandable) or key == SEED:
             continue
         if not isinstance(values, list):
             hint = " (or all)" if key in expandable else ""

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Callable, Mapping
 from pydantic import TypeAdapter, ValidationError
 
 from .config import SweepConfig
+from .seeds import SEED
 
 __all__ = ["exclude_values", "same_search"]
 
@@ -23,9 +24,12 @@ def same_search(config: SweepConfig) -> Callable[[Mapping[str, Any], str, Any, A
     problem = config.problem
 
     def columns(params: Mapping[str, Any]) -> Any:
-        return problem.to_columns(problem.params.model_validate(dict(params)).model_dump())
+        plain = {k: v for k, v in params.items() if k != SEED}  # the seed is no parameter
+        return problem.to_columns(problem.params.model_validate(plain).model_dump())
 
     def equal(params: Mapping[str, Any], key: str, a: Any, b: Any) -> bool:
+        if key == SEED:
+            return bool(a == b)  # seeds are compared as numbers: no two name one search
         if isinstance(a, str) and isinstance(b, str):
             return a == b  # two names are two values (tie_break: roth is not pohl)
         try:

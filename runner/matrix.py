@@ -224,6 +224,8 @@ def blocks(fixed: Mapping[str, Any], matrix: Mapping[str, Any],
 
 def _distinct(values: Sequence[Any]) -> list[int]:
     """Indices of the first occurrence of each distinct value (as :func:`same` compares)."""
+    if isinstance(values, range):  # distinct by construction (the seed range)
+        return list(range(len(values)))
     seen: set[str] = set()
     out = []
     for i, v in enumerate(values):

@@ -22,6 +22,7 @@ from .budgets import check_backtrack_budget
 from .config import DEFAULT_TRIAL_CAP, SweepConfig
 from .exclude_values import exclude_values, same_search
 from .matrix import Block, ExpansionError, blocks, find
+from .seeds import SEED, seed_count, seed_values, seedless, swept_seeds
 from .spec import ParamError
 from .trial import Trial
 from .value_messages import describe
@@ -39,8 +40,11 @@ EXACT_COUNT_BLOCKS = 10_000
 def _blocks(config: SweepConfig) -> Iterator[Block]:
     """The blocks of a config's sweep (:func:`runner.matrix.blocks`), or a ConfigError."""
     m = config.model
+    matrix = dict(m.matrix)
+    if SEED in matrix:  # seed: A..B stands for the list of its seeds
+        matrix[SEED] = seed_values(matrix[SEED])
     try:
-        yield from blocks(m.fixed, m.matrix, exclude_values(config), m.include,
+        yield from blocks(m.fixed, matrix, exclude_values(config), m.include,
                           config.problem.expand_all, same_search(config))
     except ExpansionError as exc:
         if exc.extends:
@@ -63,10 +67,14 @@ def _blocks(config: SweepConfig) -> Iterator[Block]:
 
 def _columns(config: SweepConfig, block: Block, params: dict) -> dict[str, Any]:
     """Canonical columns of one combination; a combination an include entry made on its
-    own may lack a required parameter (a ConfigError at that entry)."""
+    own may lack a required parameter (a ConfigError at that entry). A seed written
+    among the parameters (:mod:`runner.seeds`) is returned under ``seed``."""
     problem = config.problem
+    params = dict(params)
+    seed = params.pop(SEED, None)
     try:
-        return problem.to_columns(problem.params.model_validate(params).model_dump())
+        columns = problem.to_columns(problem.params.model_validate(params).model_dump())
+        return columns if seed is None else {**columns, SEED: seed}
     except ValidationError as exc:
         err = exc.errors()[0]
         name = err["loc"][0] if err["loc"] else "?"
@@ -127,8 +135,9 @@ def iter_trials(config: SweepConfig) -> Iterator[Trial]:
                 continue
             seen.add(frozen)
             split, trial_plugins = _check_one(config, columns, src, ranges, hashes)
+            seed = columns.pop(SEED, m.seed)
             for r in range(m.repeats):
-                yield Trial(problem.name, columns, budget.nodes, budget.seconds, m.seed, r,
+                yield Trial(problem.name, columns, budget.nodes, budget.seconds, seed, r,
                             split=split, plugins=trial_plugins,
                             budget_backtracks=budget.backtracks)
 
@@ -143,6 +152,7 @@ def _check_one(config: SweepConfig, columns: dict, src: dict, ranges: dict,
     """
     m = config.model
     problem = config.problem
+    columns = {k: v for k, v in columns.items() if k != SEED}
     _check_ranges(config, ranges, columns, src)
     try:
         problem.check_strategy(columns)
@@ -190,6 +200,8 @@ def check_blocks(config: SweepConfig, limit: int = EXACT_COUNT_BLOCKS) -> bool:
     Raises:
         ConfigError: see :func:`iter_trials`.
     """
+    if swept_seeds(config) is not None:  # a seed makes no trial unrunnable: check one
+        config = seedless(config)
     include = config.model.include
     hashes: dict[str, str] = {}
     ranges = _int_ranges(config.problem.columns)
@@ -224,7 +236,10 @@ def product_size(config: SweepConfig) -> int:
     entry adds or extends), unless values written differently name the same search
     (``board: 5`` and ``[5, 5]``, see the problem's ``to_columns``)."""
     lists = [len({json.dumps(x, sort_keys=True, default=list) for x in v})
-             if isinstance(v, list) else 1 for v in config.model.matrix.values()]
+             if isinstance(v, list) else 1 for k, v in config.model.matrix.items()
+             if k != SEED]
+    if SEED in config.model.matrix:  # a range counts its seeds by arithmetic
+        lists.append(seed_count(seed_values(config.model.matrix[SEED]) or ()))
     return math.prod(lists) * config.model.repeats
 
 
@@ -356,6 +371,11 @@ def plan_size(config: SweepConfig, cap: int = DEFAULT_TRIAL_CAP) -> tuple[int, s
         sweep has at least n > cap trials: the matrix lists alone multiply to n,
         so it was not walked) or ``"more than"`` (counting stopped at n > cap).
     """
+    seeds = swept_seeds(config)
+    if seeds is not None:  # each seed is the same sweep again: count it once, multiply
+        per_seed = seed_count(seeds)
+        n, how = plan_size(seedless(config), max(cap // per_seed, 1))
+        return n * per_seed, how
     blocks = product_size(config) // config.model.repeats
     if blocks <= EXACT_COUNT_BLOCKS:  # cheap to count whole, however large the sweep
         return _count(config, None)[0], "exact"

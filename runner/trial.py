@@ -29,7 +29,8 @@ class Trial:
         budget_backtracks: the backtrack budget (None: no limit; 0 allowed);
             part of the trial id only when set, so trials without it keep
             their ids.
-        seed: the config's seed.
+        seed: the trial's seed: the config's top-level ``seed``, or the one
+            ``matrix``, ``fixed`` or ``include`` gives it (:mod:`runner.seeds`).
         repeat: 0-based repeat index (timing repeats; counters must not change).
         split: split depth (an int), ``"auto"``, or None (not split). Not part
             of the trial id: a split trial reports exactly the counters of the
@@ -41,7 +42,7 @@ class Trial:
             plug-ins existed.
         trial_id: stable hash of all of the above but ``split`` (16 hex digits).
         solver_seed: seed handed to the solver (the ``random`` tie-break): a
-            hash of the config seed and the parameters that shape the search
+            hash of the trial's seed and the parameters that shape the search
             tree -- not ``strategy`` or ``engine``, nor the budget or repeat --
             so it is the same on every repeat, machine, strategy and engine.
     """

@@ -136,9 +136,12 @@ def test_an_include_entry_of_its_own_may_say_all():
 
 
 @pytest.mark.parametrize("text, fragments", [
-    (K + "fixed: {board: 6}\nmatrix: {seed: [1, 2]}\n",
-     ["error at matrix.seed", "seed is a top-level key, not a parameter"]),
-    (K + "fixed: {board: 6, seed: [1, 2]}\n", ["error at fixed.seed", "top-level key"]),
+    (K + "fixed: {board: 6}\nmatrix: {seed: 1...2}\n",
+     ["error at matrix.seed", "a range A..B", "seed: 1..1000"]),
+    (K + "fixed: {board: 6, seed: [1, 2]}\n",
+     ["error at fixed.seed", "sweep seeds under matrix: seed: 1..100"]),
+    (K + "fixed: {board: 6}\nmatrix: {repeats: [1, 2]}\n",
+     ["repeats is a top-level key, not a parameter"]),
     (K + "fixed: {board: 6}\nmatrix: {budget: [1, 2]}\n", ["budget is a top-level key"]),
     (K + "fixed: {board: 6}\nmatrix: {bord: [1, 2]}\n", ["did you mean 'board'?"]),
     (K + "fixed: {board: 6, bord: [1, 2]}\n", ["did you mean 'board'?"]),

@@ -97,7 +97,9 @@ def solve_knights_compiled(
         start: the start square (row, col), 0-based.
         mode: ``first`` or ``count``.
         heuristic: ``none``, ``warnsdorff`` or ``static_degree``.
-        tie_break: ``move_order``, ``random``, ``pohl`` or ``roth``.
+        tie_break: ``move_order``, ``random``, ``pohl`` or ``roth``; with
+            ``none``, ``random`` shuffles every placement's candidates by
+            Fisher-Yates, drawing what the reference draws.
         move_order: the 8 knight moves (d_row, d_col) in the order to try them.
         closed: look for closed tours.
         max_nodes: node budget (placements), or None.

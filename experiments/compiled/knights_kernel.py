@@ -11,7 +11,8 @@ below), compiled in numba's nopython mode.
 
 Heuristics ``none``, ``warnsdorff``, ``static_degree``; tie-breaks
 ``move_order``, ``random`` (the same SplitMix64 stream as the reference, so
-random ties fall the same way), ``pohl``, ``roth``; ``first`` and ``count``
+random ties fall the same way, and with ``none`` the same Fisher-Yates shuffle
+of every placement's candidates), ``pohl``, ``roth``; ``first`` and ``count``
 mode; open and closed tours; any order of the 8 moves.
 
 Time budget: nopython code cannot read ``time.perf_counter``. The kernel's
@@ -249,6 +250,18 @@ def knights_run(nbr, count, dist2, params, state, rng, visited, path, frames, fo
                     keyd[j] = deg
                     keyt[j] = t
                     frames[top, j] = c
+            elif tie == 1 and n > 1:
+                # none with random: Fisher-Yates, as experiments.knights_board.shuffle
+                for i in range(n - 1, 0, -1):
+                    z = rng_state + _U64_GOLDEN
+                    rng_state = z
+                    z = (z ^ (z >> _U30)) * _U64_MIX1
+                    z = (z ^ (z >> _U27)) * _U64_MIX2
+                    z = z ^ (z >> _U31)
+                    j = np.int64(z % np.uint64(i + 1))
+                    swap = frames[top, i]
+                    frames[top, i] = frames[top, j]
+                    frames[top, j] = swap
             if n > 0:
                 frames[top, F_COUNT] = n
                 frames[top, F_NEXT] = 0

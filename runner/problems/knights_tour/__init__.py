@@ -122,9 +122,10 @@ def to_columns(p: Mapping[str, Any]) -> dict[str, Any]:
 
     Parameters written differently that make the same search get the same
     columns, so one trial id: ``board: 8`` is ``[8, 8]``; a ``move_order`` that
-    lists the default order is ``default``; ``tie_break`` is ``move_order`` with
-    ``heuristic: none`` (which has no ties to break: the orderer of ``none``
-    never reads the tie-break, in both engines). Nothing else is merged: the
+    lists the default order is ``default``; ``tie_break`` ``pohl`` or ``roth``
+    is ``move_order`` with ``heuristic: none`` (every candidate ties, and both
+    leave the move order as it is, in both engines; ``random`` shuffles it at
+    every placement and stays ``random``). Nothing else is merged: the
     seed, for instance, stays part of the id even where no random draw reads it.
     """
     board = p["board"]
@@ -138,13 +139,21 @@ def to_columns(p: Mapping[str, Any]) -> dict[str, Any]:
         "rows": rows, "cols": cols,
         "start_row": start[0], "start_col": start[1],
         "heuristic": heuristic,
-        "tie_break": "move_order" if heuristic == "none" else p.get("tie_break", "move_order"),
+        "tie_break": _tie_break_column(heuristic, p.get("tie_break", "move_order")),
         "strategy": p.get("strategy", "recursive"),
         "mode": p.get("mode", "first"),
         "move_order": order if order == "default" else " ".join(f"{a},{b}" for a, b in order),
         "closed": bool(p.get("closed", False)),
         "engine": p.get("engine", "python"),
     }
+
+
+def _tie_break_column(heuristic: Any, tie_break: str) -> str:
+    """The ``tie_break`` column: ``move_order`` for a tie-break that has no effect with
+    ``heuristic: none`` (``pohl``, ``roth``)."""
+    if heuristic == "none" and tie_break != "random":
+        return "move_order"
+    return tie_break
 
 
 def parse_move_order(text: str) -> tuple[tuple[int, int], ...]:
@@ -285,7 +294,7 @@ class KnightsSplit:
             able = [s for s, e in STRATEGIES.items() if e.splittable]
             raise ParamError("split", f"a strategy split can cut: {', '.join(able)}",
                              f"strategy: {c['strategy']}", "drop split for this strategy")
-        if c["heuristic"] != "none" and c["tie_break"] == "random":
+        if c["tie_break"] == "random":
             raise ParamError("split", "no split with tie_break: random (its stream of draws "
                              "follows the call order, which a split changes)",
                              "tie_break: random", "drop split, or use another tie_break")
@@ -299,13 +308,16 @@ class KnightsSplit:
 
 
 def seeded(c: Mapping[str, Any]) -> bool:
-    """Whether a trial's search draws from its seed: a random tie-break of a heuristic, or a
-    plug-in rule that draws from ``board.rng`` (a rule that does not import: assumed to)."""
+    """Whether a trial's search draws from its seed: a random tie-break (with ``none``, a
+    random move order at every placement), or a plug-in rule that draws from
+    ``board.rng`` (a rule that does not import: assumed to)."""
     heuristic = c.get("heuristic")
-    if heuristic == "none" or not isinstance(heuristic, str):
+    if not isinstance(heuristic, str):
         return False
     if c.get("tie_break") == "random":
         return True
+    if heuristic == "none":
+        return False
     if not plugins.is_ref(heuristic):
         return False
     try:
