@@ -44,6 +44,7 @@ class Status(str, enum.Enum):
     EXHAUSTED = "exhausted"
     NODE_LIMIT = "node_limit"
     TIME_LIMIT = "time_limit"
+    BACKTRACK_LIMIT = "backtrack_limit"
     ERROR = "error"
 
     def __str__(self) -> str:  # so f-strings print "solved", not "Status.SOLVED"
@@ -115,6 +116,10 @@ class Budget:
         max_seconds: wall-clock seconds the search may run, or ``None``. The
             clock is read every :attr:`CLOCK_EVERY` placements, so a search
             stops within a few milliseconds of the limit.
+        max_backtracks: the most backtracks the search may make, or ``None``. A
+            search that needs backtrack ``max_backtracks + 1`` stops with
+            :attr:`Status.BACKTRACK_LIMIT` (``backtracks == max_backtracks``);
+            0 is allowed (greedy: the first dead end stops the search).
 
     Raises:
         ValueError: a limit that is not positive.
@@ -143,13 +148,19 @@ class Budget:
             every >>= 1
         return every - 1
 
-    __slots__ = ("max_nodes", "max_seconds", "deadline_ns", "node_cap")
+    __slots__ = ("max_nodes", "max_seconds", "max_backtracks", "deadline_ns", "node_cap",
+                 "backtrack_cap")
 
-    def __init__(self, max_nodes: int | None = None, max_seconds: float | None = None):
+    def __init__(self, max_nodes: int | None = None, max_seconds: float | None = None,
+                 max_backtracks: int | None = None):
         if max_nodes is not None and max_nodes <= 0:
             raise ValueError(f"max_nodes must be positive, got {max_nodes}")
         if max_seconds is not None and max_seconds <= 0:
             raise ValueError(f"max_seconds must be positive, got {max_seconds}")
+        if max_backtracks is not None and max_backtracks < 0:
+            raise ValueError(f"max_backtracks must be 0 or more, got {max_backtracks}")
+        self.max_backtracks = max_backtracks
+        self.backtrack_cap = max_backtracks if max_backtracks is not None else 1 << 62
         self.max_nodes = max_nodes
         self.max_seconds = max_seconds
         # Search loops compare the node count to node_cap: a huge number stands

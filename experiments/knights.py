@@ -78,6 +78,7 @@ def _search_recursive(board: KnightBoard, start: int, order: Orderer, first: boo
         visited[sq] = 1
     origin = prefix[0] if prefix else start  # the tour's first square (closed tours)
     cap = budget.node_cap
+    bcap = budget.backtrack_cap
     clock_mask = _clock_mask(order)
     nodes = backtracks = dead_ends = checks = solutions = max_depth = 0
     found_path: tuple[int, ...] | None = None
@@ -116,6 +117,8 @@ def _search_recursive(board: KnightBoard, start: int, order: Orderer, first: boo
         visited[sq] = 0
         path.pop()
         if not found:
+            if backtracks >= bcap:
+                raise StopSearch(Status.BACKTRACK_LIMIT)
             backtracks += 1
         return found
 
@@ -139,6 +142,7 @@ def _search_iterative(board: KnightBoard, start: int, order: Orderer, first: boo
         visited[sq] = 1
     origin = prefix[0] if prefix else start  # the tour's first square (closed tours)
     cap = budget.node_cap
+    bcap = budget.backtrack_cap
     clock_mask = _clock_mask(order)
     nodes = backtracks = dead_ends = checks = solutions = max_depth = 0
     found_path: tuple[int, ...] | None = None
@@ -193,6 +197,9 @@ def _search_iterative(board: KnightBoard, start: int, order: Orderer, first: boo
             visited[sq] = 0
             path.pop()
             if not leaf_found:
+                if backtracks >= bcap:
+                    status = Status.BACKTRACK_LIMIT
+                    break
                 backtracks += 1
             if not found_stack:
                 break  # the start square itself was a leaf
@@ -211,11 +218,16 @@ def _search_iterative(board: KnightBoard, start: int, order: Orderer, first: boo
             done = path.pop()
             visited[done] = 0
             if not found:
+                if backtracks >= bcap:
+                    status = Status.BACKTRACK_LIMIT
+                    break
                 backtracks += 1
             if found_stack:
                 found_stack[-1] += found
         else:
             break  # the whole tree is walked
+        if status is Status.BACKTRACK_LIMIT:
+            break
     return SearchResult(status, nodes, backtracks, dead_ends, checks, solutions,
                         max_depth, found_path)
 
@@ -325,6 +337,7 @@ def solve_knights_tour(
     max_nodes: int | None = None,
     max_seconds: float | None = None,
     seed: int = 0,
+    max_backtracks: int | None = None,
 ) -> SearchResult:
     """Search for knight's tours by backtracking.
 
@@ -347,6 +360,8 @@ def solve_knights_tour(
         max_nodes: node budget (placements), or None.
         max_seconds: time budget (wall seconds), or None.
         seed: seed of the ``random`` tie-break and of a plug-in's ``board.rng``.
+        max_backtracks: backtrack budget (0: greedy), or None; the ``recursive``
+            and ``iterative`` strategies (python and compiled) honour it.
 
     Returns:
         A :class:`SearchResult`; its ``solution`` is the first tour found as
@@ -364,7 +379,9 @@ def solve_knights_tour(
     start_sq = board.square(*start)
     mode = Mode(mode)
     entry = STRATEGIES.get_or_raise(strategy)
-    budget = Budget(max_nodes, max_seconds)
+    if max_backtracks is not None and strategy == "amb":
+        raise ValueError("the amb strategy has no backtrack budget: use recursive or iterative")
+    budget = Budget(max_nodes, max_seconds, max_backtracks)
     budget.start()  # the board's tables count: building them for 4M squares takes seconds
     if not board.build_tables(budget.out_of_time, degrees=heuristic != "none"):
         return SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)

@@ -152,6 +152,10 @@ STRATEGIES = strategies(
 )
 
 
+#: The strategies that honour a backtrack budget (``max_backtracks``).
+BACKTRACK_BUDGET_STRATEGIES = ("recursive", "iterative", "bitmask")
+
+
 def solve_queens(
     n: int,
     *,
@@ -161,6 +165,7 @@ def solve_queens(
     method: str | None = None,
     max_nodes: int | None = None,
     max_seconds: float | None = None,
+    max_backtracks: int | None = None,
 ) -> SearchResult:
     """Solve the N-Queens problem on an n x n board.
 
@@ -175,6 +180,8 @@ def solve_queens(
             n >= 4) or ``product`` (n = 5^k); only with that strategy.
         max_nodes: node budget (placements), or None.
         max_seconds: time budget (wall seconds), or None.
+        max_backtracks: backtrack budget (0: greedy), or None; the strategies of
+            :data:`BACKTRACK_BUDGET_STRATEGIES` only.
 
     Returns:
         A :class:`SearchResult`; its ``solution`` is the first solution found
@@ -186,7 +193,8 @@ def solve_queens(
         ValueError: n < 1, an unknown mode, strategy or method, ``method``
             with another strategy, ``count`` mode or ``unique`` with
             ``construction``, ``unique`` in ``first`` mode, ``product`` for an
-            n that is not a power of 5, or a bad budget.
+            n that is not a power of 5, a bad budget, or a backtrack budget
+            with another strategy.
     """
     n = operator.index(n)
     if n < 1:
@@ -198,7 +206,10 @@ def solve_queens(
                          f"not to {strategy!r}")
     if unique and mode is not Mode.COUNT:
         raise ValueError("unique counting needs mode='count'")
-    budget = Budget(max_nodes, max_seconds)
+    if max_backtracks is not None and strategy not in BACKTRACK_BUDGET_STRATEGIES:
+        raise ValueError(f"the {strategy} strategy has no backtrack budget: use one of "
+                         f"{', '.join(BACKTRACK_BUDGET_STRATEGIES)}")
+    budget = Budget(max_nodes, max_seconds, max_backtracks)
     budget.start()  # setup counts too (a construction's n queens, a deep-search thread)
     options = {"method": method} if "method" in entry.options else {}
     return entry.solve(n, mode is Mode.FIRST, unique, budget, **options)

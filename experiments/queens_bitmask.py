@@ -52,6 +52,7 @@ def _bitmask_walk(n: int, first_row: int, first: bool, unique: bool, cap: int,
     nodes = backtracks = dead_ends = checks = solutions = canonical = max_depth = 0
     solution: tuple[int, ...] | None = None
     status = Status.EXHAUSTED
+    bcap = budget.backtrack_cap
     avail[0] = first_row
     row = 0
     while True:
@@ -105,6 +106,9 @@ def _bitmask_walk(n: int, first_row: int, first: bool, unique: bool, cap: int,
         if below:
             found[row] += below
         else:
+            if backtracks >= bcap:
+                status = Status.BACKTRACK_LIMIT
+                break
             backtracks += 1
     if status is Status.EXHAUSTED:
         return _Walk(status, nodes, backtracks, dead_ends, checks, solutions, canonical,
@@ -141,15 +145,16 @@ def search_bitmask(n: int, first: bool, unique: bool, budget: Budget) -> SearchR
     identical to ``recursive``'s; ``extra["walked_nodes"]`` is the number of
     placements actually made. A node budget is honoured exactly: if the full
     walk would need more than ``max_nodes`` placements, the plain walk is run
-    up to the limit, so a stopped search reports ``recursive``'s counters too.
+    up to the limit, so a stopped search reports ``recursive``'s counters too; under a
+    backtrack budget the plain walk runs from the start.
     A time limit reached in the half walk reports what that walk did.
     """
     full = (1 << n) - 1
     budget.start()
     cap = budget.node_cap
-    if first:
-        walk = _bitmask_walk(n, full, True, False, cap, budget)
-        return _walk_result(n, False, walk, {"walked_nodes": walk.nodes})
+    if first or budget.max_backtracks is not None:  # a backtrack budget: the plain walk
+        walk = _bitmask_walk(n, full, first, unique, cap, budget)
+        return _walk_result(n, unique, walk, {"walked_nodes": walk.nodes})
     half = n // 2
     left_cols = (1 << half) - 1
     middle_col = (1 << half) if n % 2 else 0

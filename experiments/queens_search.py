@@ -33,6 +33,7 @@ def search_recursive(n: int, first: bool, unique: bool, budget: Budget,
     anti = [False] * (2 * n - 1)    # row - col + n - 1
     placement = [0] * n
     cap = budget.node_cap
+    bcap = budget.backtrack_cap
     clock_mask = Budget.clock_mask(n)  # a row looks at n columns
     nodes = backtracks = dead_ends = checks = solutions = max_depth = canonical = 0
     found_placement: tuple[int, ...] | None = None
@@ -74,6 +75,8 @@ def search_recursive(n: int, first: bool, unique: bool, budget: Budget,
                 if below:
                     found += below
                 else:
+                    if backtracks >= bcap:
+                        raise StopSearch(Status.BACKTRACK_LIMIT)
                     backtracks += 1
         except StopSearch:
             checks += col + 1   # columns 0..col of this row were tested
@@ -109,6 +112,8 @@ def search_recursive(n: int, first: bool, unique: bool, budget: Budget,
         max_depth = row + 1
         col_used[col] = diag[row + col] = anti[row - col + last] = True
         if not expand(row + 1):
+            if backtracks >= bcap:
+                raise StopSearch(Status.BACKTRACK_LIMIT)
             backtracks += 1
 
     budget.start()
@@ -167,6 +172,7 @@ def search_iterative(n: int, first: bool, unique: bool, budget: Budget) -> Searc
     anti = [False] * (2 * n - 1)
     placement = [0] * n
     cap = budget.node_cap
+    bcap = budget.backtrack_cap
     clock_mask = Budget.clock_mask(n)  # a row looks at n columns
     nodes = backtracks = dead_ends = checks = solutions = max_depth = canonical = 0
     found_placement: tuple[int, ...] | None = None
@@ -231,6 +237,9 @@ def search_iterative(n: int, first: bool, unique: bool, budget: Budget) -> Searc
         if below:
             found[row] += below
         else:
+            if backtracks >= bcap:
+                status = Status.BACKTRACK_LIMIT
+                break
             backtracks += 1
     reported, extra = unique_extra(unique, solutions, canonical)
     return SearchResult(status, nodes, backtracks, dead_ends, checks, reported, max_depth,

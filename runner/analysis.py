@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from . import censoring
-from .censoring import CENSORED, STATUSES, bound_flags
+from .censoring import CENSORED, STATUSES, bound_flags, status_order
 from .config_order import in_config_order
 from .errors import ResultsError
 from .frames import (
@@ -201,8 +201,8 @@ def _with_dtypes(df: pd.DataFrame, hints: Mapping[str, list[Any]]) -> pd.DataFra
         df[col] = pd.Categorical(s, categories=order)
     if "status" in df.columns:
         censored = censoring.censored_column(df)
-        extra = sorted(set(df["status"].dropna()) - set(STATUSES))
-        df["status"] = pd.Categorical(df["status"], categories=[*STATUSES, *extra])
+        df["status"] = pd.Categorical(df["status"],
+                                      categories=status_order(df["status"].dropna()))
         df = df.drop(columns=["censored"], errors="ignore")
         df.insert(df.columns.get_loc("status") + 1, "censored", censored)
     return df
@@ -311,7 +311,7 @@ def _first_seen(df: pd.DataFrame, by: list[str], gid: pd.Series) -> pd.Index:
 
 
 def _status_order(status: pd.Series) -> list[str]:
-    return [*STATUSES, *sorted(set(status.dropna()) - set(STATUSES))]
+    return status_order(status.dropna())
 
 
 

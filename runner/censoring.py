@@ -1,6 +1,7 @@
 """Censored trials, in one place: which statuses are censored, and which statistics they bound.
 
-A trial stopped by a budget (``node_limit``, ``time_limit``) is *censored*:
+A trial stopped by a budget (``node_limit``, ``time_limit``, ``backtrack_limit``) is
+*censored*:
 its counters are lower bounds of the full search's. A statistic over a group
 that holds censored values is itself a lower bound where a censored value
 could still move it. ``btlab show`` (:mod:`runner.tables`), ``btlab report``
@@ -14,9 +15,22 @@ import math
 import pandas as pd
 
 #: Statuses of trials stopped by a budget: their counters are lower bounds.
-CENSORED = ("node_limit", "time_limit")
-#: Every status, in the order tables show them.
+CENSORED = ("node_limit", "time_limit", "backtrack_limit")
+#: The statuses tables always show, in their order.
 STATUSES = ("solved", "exhausted", "node_limit", "time_limit", "error")
+#: Statuses tables show only when a row has one (before ``error``): only trials with a
+#: backtrack budget (``budget.backtracks``) can end so.
+OCCASIONAL_STATUSES = ("backtrack_limit",)
+
+
+def status_order(present) -> list[str]:
+    """The statuses a table shows, in order: :data:`STATUSES`, with those of
+    :data:`OCCASIONAL_STATUSES` found in ``present`` (an iterable of status strings)
+    before ``error``, then any other status found, sorted."""
+    seen = set(present)
+    occasional = [s for s in OCCASIONAL_STATUSES if s in seen]
+    known = [*STATUSES[:-1], *occasional, STATUSES[-1]]
+    return [*known, *sorted(s for s in seen if isinstance(s, str) and s not in known)]
 
 
 def censored_status(status: str | None) -> bool | None:

@@ -75,12 +75,14 @@ Int64 = Annotated[StrictInt, Field(ge=INT64_MIN, le=INT64_MAX)]
 
 
 class BudgetModel(BaseModel):
-    """``budget``: ``nodes`` (placements, 1..2^62) and ``seconds`` (wall time, > 0 and at
-    most :data:`MAX_BUDGET_SECONDS`, finite), each optional. Booleans and strings are
+    """``budget``: ``nodes`` (placements, 1..2^62), ``backtracks`` (0..2^62; 0 is greedy:
+    the first dead end stops it; :mod:`runner.budgets`) and ``seconds`` (wall time, > 0
+    and at most :data:`MAX_BUDGET_SECONDS`, finite), each optional. Booleans and strings are
     refused (``seconds: true`` is not a 1-second budget); ``seconds: 60`` is 60.0."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     nodes: Optional[Annotated[StrictInt, Field(gt=0, le=MAX_BUDGET_NODES)]] = None
+    backtracks: Optional[Annotated[StrictInt, Field(ge=0, le=MAX_BUDGET_NODES)]] = None
     seconds: Optional[Annotated[StrictFloat, Field(gt=0, le=MAX_BUDGET_SECONDS,
                                                    allow_inf_nan=False)]] = None
 

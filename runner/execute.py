@@ -162,6 +162,7 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
         **trial.columns,
         "budget_nodes": trial.budget_nodes,
         "budget_seconds": trial.budget_seconds,
+        "budget_backtracks": trial.budget_backtracks,
         "seed": trial.seed,
         "repeat": trial.repeat,
         "host": _HOST,
@@ -188,8 +189,10 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
                 raise ValueError("a split trial runs through its backend's split solver")
             solve = problem.solve
         with exit_guarded(node_id is None):
+            more = ({} if trial.budget_backtracks is None
+                    else {"max_backtracks": trial.budget_backtracks})
             result = solve(trial.columns, trial.budget_nodes, trial.budget_seconds,
-                           trial.solver_seed)
+                           trial.solver_seed, **more)
         wall = time.perf_counter_ns() - wall0
         cpu = time.process_time_ns() - cpu0
         error = None

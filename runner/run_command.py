@@ -155,6 +155,7 @@ def _closing_lines(config, folder: str) -> list[str]:
     """What the tables' ``>=`` means for this config's budget, and what to run next."""
     budget = config.model.budget
     limits = [f"{budget.nodes:,} placements" if budget.nodes else "",
+              f"{budget.backtracks:,} backtracks" if budget.backtracks is not None else "",
               f"{budget.seconds:g} s" if budget.seconds else ""]
     limit = " or ".join(x for x in limits if x)
     quoted = shlex.quote(folder)

@@ -71,7 +71,8 @@ def row_schema(problem: ProblemSpec) -> pa.Schema:
     """The Arrow schema of a results row for ``problem``.
 
     Columns: ``trial_id``, ``run_id``, ``problem``, the problem's parameter
-    columns, ``budget_nodes`` (placements), ``budget_seconds`` (s), ``seed``,
+    columns, ``budget_nodes`` (placements), ``budget_seconds`` (s),
+    ``budget_backtracks`` (null: no backtrack budget), ``seed``,
     ``repeat``, the metrics contract (``status``, ``censored`` (True: the trial
     stopped at a budget, its counters are lower bounds; :mod:`runner.censoring`),
     ``nodes``, ``backtracks``,
@@ -83,7 +84,7 @@ def row_schema(problem: ProblemSpec) -> pa.Schema:
     fields = [("trial_id", pa.string()), ("run_id", pa.string()), ("problem", pa.string())]
     fields += list(zip(problem.columns.names, problem.columns.types))
     fields += [("budget_nodes", pa.int64()), ("budget_seconds", pa.float64()),
-               ("seed", pa.int64()), ("repeat", pa.int32()),
+               ("budget_backtracks", pa.int64()), ("seed", pa.int64()), ("repeat", pa.int32()),
                ("status", pa.string()), ("censored", pa.bool_()),
                ("nodes", pa.int64()), ("backtracks", pa.int64()),
                ("dead_ends", pa.int64()), ("checks", pa.int64()), ("solutions", pa.int64()),

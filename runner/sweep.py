@@ -18,6 +18,7 @@ import pyarrow as pa
 from pydantic import ValidationError
 
 from . import plugins
+from .budgets import check_backtrack_budget
 from .config import DEFAULT_TRIAL_CAP, SweepConfig
 from .exclude_values import exclude_values, same_search
 from .matrix import Block, ExpansionError, blocks, find
@@ -137,7 +138,8 @@ def iter_trials(config: SweepConfig) -> Iterator[Trial]:
             seed = columns.pop(SEED, m.seed)
             for r in range(m.repeats):
                 yield Trial(problem.name, columns, budget.nodes, budget.seconds, seed, r,
-                            split=split, plugins=trial_plugins)
+                            split=split, plugins=trial_plugins,
+                            budget_backtracks=budget.backtracks)
 
 
 def _check_one(config: SweepConfig, columns: dict, src: dict, ranges: dict,
@@ -158,6 +160,7 @@ def _check_one(config: SweepConfig, columns: dict, src: dict, ranges: dict,
     except ParamError as exc:
         raise config.error(src.get(exc.param, ("fixed",)), exc.expected, exc.found,
                            exc.fix) from None
+    check_backtrack_budget(config, columns, src)
     split = None
     if m.split is not None:
         split = m.split if isinstance(m.split, str) else m.split["depth"]

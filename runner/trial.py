@@ -26,6 +26,9 @@ class Trial:
             plug-in's ``module:ATTR``).
         columns: the canonical parameters, one Parquet column each.
         budget_nodes, budget_seconds: the budgets (None: no limit).
+        budget_backtracks: the backtrack budget (None: no limit; 0 allowed);
+            part of the trial id only when set, so trials without it keep
+            their ids.
         seed: the trial's seed: the config's top-level ``seed``, or the one
             ``matrix``, ``fixed`` or ``include`` gives it (:mod:`runner.seeds`).
         repeat: 0-based repeat index (timing repeats; counters must not change).
@@ -54,11 +57,14 @@ class Trial:
     solver_seed: int = field(default=0, compare=False)
     split: int | str | None = field(default=None, compare=False)
     plugins: Mapping[str, str] = field(default_factory=dict, compare=False)
+    budget_backtracks: int | None = None
 
     def __post_init__(self) -> None:
         key: dict[str, Any] = {"problem": self.problem, "params": dict(self.columns),
                                "budget_nodes": self.budget_nodes,
                                "budget_seconds": self.budget_seconds, "seed": self.seed}
+        if self.budget_backtracks is not None:
+            key["budget_backtracks"] = self.budget_backtracks
         if self.plugins:
             key["plugins"] = dict(self.plugins)
         tree = {k: v for k, v in self.columns.items() if k not in WALK_PARAMETERS}

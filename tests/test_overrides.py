@@ -252,7 +252,7 @@ def test_run_stores_the_overridden_config_and_the_overrides(small, tmp_path, cap
     assert set(df["budget_nodes"]) == {5000}
     stored = config_of(out)
     assert stored["matrix"] == {"heuristic": ["warnsdorff"], "start": [[0, 0], [2, 2]]}
-    assert stored["budget"] == {"nodes": 5000, "seconds": None}
+    assert stored["budget"] == {"nodes": 5000, "seconds": None, "backtracks": None}
     assert json.loads(newest_meta(out)["btlab.overrides"]) == [
         "matrix.heuristic=[warnsdorff]", "budget.nodes=5000"]
     meta = pq.read_schema(part_files(out)[0]).metadata

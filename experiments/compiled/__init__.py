@@ -83,6 +83,7 @@ def solve_knights_compiled(
     max_nodes: int | None = None,
     max_seconds: float | None = None,
     seed: int = 0,
+    max_backtracks: int | None = None,
 ) -> SearchResult:
     """Search for knight's tours with the compiled kernel (iterative depth-first search).
 
@@ -105,6 +106,7 @@ def solve_knights_compiled(
         max_seconds: time budget (wall seconds), or None; read between chunks
             of :data:`knights_kernel.PAUSE_EVERY` placements.
         seed: seed of the ``random`` tie-break (SplitMix64, as the reference).
+        max_backtracks: backtrack budget (0: greedy), or None.
 
     Returns:
         A :class:`SearchResult`; ``solution`` is the first tour as square
@@ -118,7 +120,7 @@ def solve_knights_compiled(
     """
     start_sq, moves, first = knights_kernel.check_arguments(
         rows, cols, start, mode, heuristic, tie_break, move_order)
-    budget = Budget(max_nodes, max_seconds)
+    budget = Budget(max_nodes, max_seconds, max_backtracks)
     compile_ns = warm_up("knights")
     budget.start()  # after loading the kernels (compile_ns), before the board's tables
     return knights_kernel.run_knights(rows, cols, start_sq, moves, heuristic, tie_break,
@@ -132,6 +134,7 @@ def solve_queens_compiled(
     unique: bool = False,
     max_nodes: int | None = None,
     max_seconds: float | None = None,
+    max_backtracks: int | None = None,
 ) -> SearchResult:
     """N-Queens by row-by-row backtracking on bit masks, compiled.
 
@@ -143,6 +146,7 @@ def solve_queens_compiled(
             plain count (OEIS A000170).
         max_nodes: node budget (queens placed), or None.
         max_seconds: time budget (wall seconds), or None.
+        max_backtracks: backtrack budget (0: greedy), or None.
 
     Returns:
         A :class:`SearchResult`: counters as in
@@ -162,7 +166,7 @@ def solve_queens_compiled(
     first = Mode(mode) is Mode.FIRST
     if unique and first:
         raise ValueError("unique counting needs mode='count'")
-    budget = Budget(max_nodes, max_seconds)
+    budget = Budget(max_nodes, max_seconds, max_backtracks)
     compile_ns = warm_up("queens")
     budget.start()  # after loading the kernels (compile_ns)
     return queens_kernel.run_queens(n, first, bool(unique), budget, {"compile_ns": compile_ns})

@@ -36,6 +36,7 @@ from numba import njit
 
 from ..core import Budget, Mode, SearchResult, Status
 from ..knights import DEFAULT_MOVE_ORDER, HEURISTICS, TIE_BREAKS, KnightBoard, validate_move_order
+from ._driver import BACKTRACK_LIMIT as _BACKTRACK_LIMIT
 from ._driver import EXHAUSTED as _EXHAUSTED
 from ._driver import NODE_LIMIT as _NODE_LIMIT
 from ._driver import PAUSE_EVERY, drive, pause_mask  # noqa: F401 - PAUSE_EVERY: documented here
@@ -49,7 +50,8 @@ _TIE_CODE = {"move_order": 0, "random": 1, "pohl": 2, "roth": 3}
 
 # Indices into the int64 parameter array.
 P_HEURISTIC, P_TIE, P_FIRST, P_CLOSED, P_START, P_CAP, P_PAUSE_MASK, P_MAXD2, P_BASE = range(9)
-N_PARAMS = 9
+P_BTCAP = 9
+N_PARAMS = 10
 
 # Indices into the int64 state array (the counters and the resume point).
 (S_NODES, S_BACKTRACKS, S_DEAD_ENDS, S_CHECKS, S_SOLUTIONS, S_MAX_DEPTH, S_DEPTH, S_SQ,
@@ -106,7 +108,7 @@ def knights_run(nbr, count, dist2, params, state, rng, visited, path, frames, fo
         params: int64 (N_PARAMS,): heuristic, tie-break, first, closed, start
             square, node cap, pause mask, largest ``dist2``, base depth (the
             prefix already on the board; the search ends when the path is
-            back to it: 0 for the whole search).
+            back to it: 0 for the whole search), backtrack cap.
         state: int64 (N_STATE,): the counters, the path length and the
             square to place next; updated in place.
         rng: uint64 (1,): the SplitMix64 state of the random tie-break.
@@ -117,7 +119,8 @@ def knights_run(nbr, count, dist2, params, state, rng, visited, path, frames, fo
         tour: int32 (size,): receives the first tour found.
 
     Returns:
-        0 paused (resume by calling again), 1 solved, 2 exhausted, 3 node limit.
+        0 paused (resume by calling again), 1 solved, 2 exhausted, 3 node limit,
+        4 backtrack limit.
     """
     size = nbr.shape[0]
     heuristic = params[P_HEURISTIC]
@@ -129,6 +132,7 @@ def knights_run(nbr, count, dist2, params, state, rng, visited, path, frames, fo
     pause_mask = params[P_PAUSE_MASK]
     maxd2 = params[P_MAXD2]
     base = params[P_BASE]
+    btcap = params[P_BTCAP]
     nodes = state[S_NODES]
     backtracks = state[S_BACKTRACKS]
     dead_ends = state[S_DEAD_ENDS]
@@ -270,6 +274,9 @@ def knights_run(nbr, count, dist2, params, state, rng, visited, path, frames, fo
             visited[sq] = 0
             depth -= 1
             if leaf_found == 0:
+                if backtracks >= btcap:
+                    code = _BACKTRACK_LIMIT
+                    break
                 backtracks += 1
             if depth == base:
                 break  # the root square itself was a leaf
@@ -286,9 +293,14 @@ def knights_run(nbr, count, dist2, params, state, rng, visited, path, frames, fo
             depth -= 1
             visited[path[np.uint64(depth)]] = 0
             if f == 0:
+                if backtracks >= btcap:
+                    code = _BACKTRACK_LIMIT
+                    break
                 backtracks += 1
             if depth > base:
                 found[np.uint64(depth - 1)] += f
+        if code == _BACKTRACK_LIMIT:
+            break
         if depth == base:
             break  # the whole tree is walked
     state[S_NODES] = nodes
@@ -370,7 +382,8 @@ def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: st
     timed = budget.max_seconds is not None
     params = np.array([_HEURISTIC_CODE[heuristic], _TIE_CODE[tie_break], int(first),
                        int(closed), prefix[0] if prefix else start_sq, budget.node_cap,
-                       pause_mask(timed, chunked), maxd2, len(prefix)], dtype=np.int64)
+                       pause_mask(timed, chunked), maxd2, len(prefix), budget.backtrack_cap],
+                      dtype=np.int64)
     state = np.zeros(N_STATE, np.int64)
     state[S_SQ] = start_sq
     state[S_DEPTH] = len(prefix)

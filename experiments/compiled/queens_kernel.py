@@ -37,6 +37,7 @@ import numpy as np
 from numba import njit
 
 from ..core import Budget, SearchResult
+from ._driver import BACKTRACK_LIMIT as _BACKTRACK_LIMIT
 from ._driver import EXHAUSTED as _EXHAUSTED
 from ._driver import NODE_LIMIT as _NODE_LIMIT
 from ._driver import PAUSE_EVERY, drive, pause_mask  # noqa: F401 - PAUSE_EVERY: documented here
@@ -58,8 +59,8 @@ except ImportError:  # pragma: no cover - a numba without it
 MAX_N = 64
 
 
-P_N, P_FIRST, P_UNIQUE, P_CAP, P_PAUSE_MASK, P_BASE, P_SUBTREE = range(7)
-N_PARAMS = 7
+P_N, P_FIRST, P_UNIQUE, P_CAP, P_PAUSE_MASK, P_BASE, P_SUBTREE, P_BTCAP = range(8)
+N_PARAMS = 8
 (S_NODES, S_BACKTRACKS, S_DEAD_ENDS, S_CHECKS, S_SOLUTIONS, S_MAX_DEPTH, S_ROW,
  S_CANONICAL, S_HAVE_SOLUTION) = range(9)
 N_STATE = 9
@@ -112,7 +113,7 @@ def queens_run(params, state, avail, tried, attacked, left, right, place, found,
 
     Args:
         params: int64 (N_PARAMS,): n, first, unique, node cap, pause mask, base
-            row, subtree flag. The search ends when row ``base`` has no
+            row, subtree flag, backtrack cap. The search ends when row ``base`` has no
             column left; for a subtree (flag 1) the squares tested in row
             ``base`` belong to the parent and are not counted.
         state: int64 (N_STATE,): counters and the current row; updated in place.
@@ -125,7 +126,8 @@ def queens_run(params, state, avail, tried, attacked, left, right, place, found,
         scratch: int64 (2, n): work space of the symmetry test.
 
     Returns:
-        0 paused (resume by calling again), 1 solved, 2 exhausted, 3 node limit.
+        0 paused (resume by calling again), 1 solved, 2 exhausted, 3 node limit,
+        4 backtrack limit.
     """
     n = params[P_N]
     first = params[P_FIRST] != 0
@@ -134,6 +136,7 @@ def queens_run(params, state, avail, tried, attacked, left, right, place, found,
     pause_mask = params[P_PAUSE_MASK]
     base = params[P_BASE]
     subtree = params[P_SUBTREE] != 0
+    btcap = params[P_BTCAP]
     full = (~_ZERO) >> np.uint64(64 - n)
     last = n - 1
     nodes = state[S_NODES]
@@ -192,6 +195,9 @@ def queens_run(params, state, avail, tried, attacked, left, right, place, found,
                 # the next row tries its n columns, none safe: a dead end
                 checks += n
                 dead_ends += 1
+                if backtracks >= btcap:
+                    code = _BACKTRACK_LIMIT
+                    break
                 backtracks += 1
                 continue
             row += 1
@@ -216,6 +222,9 @@ def queens_run(params, state, avail, tried, attacked, left, right, place, found,
         if below != 0:
             found[urow] += below
         else:
+            if backtracks >= btcap:
+                code = _BACKTRACK_LIMIT
+                break
             backtracks += 1
     state[S_NODES] = nodes
     state[S_BACKTRACKS] = backtracks
@@ -244,7 +253,8 @@ def run_queens(n: int, first: bool, unique: bool, budget: Budget,
     timed = budget.max_seconds is not None
     base = max(len(prefix) - 1, 0)
     params = np.array([n, int(first), int(unique), budget.node_cap,
-                       pause_mask(timed, chunked), base, int(bool(prefix))],
+                       pause_mask(timed, chunked), base, int(bool(prefix)),
+                       budget.backtrack_cap],
                       dtype=np.int64)
     state = np.zeros(N_STATE, np.int64)
     full = (1 << n) - 1

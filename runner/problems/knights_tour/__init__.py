@@ -171,20 +171,23 @@ def heuristic_of(c: Mapping[str, Any]) -> Any:
 
 
 def solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None,
-          seed: int) -> SearchResult:
-    """Run one knight's-tour trial on its engine (see the module docstring)."""
+          seed: int, max_backtracks: int | None = None) -> SearchResult:
+    """Run one knight's-tour trial on its engine (see the module docstring); ``max_backtracks``:
+    the backtrack budget (``budget.backtracks``), or None."""
     if c["engine"] == "compiled":
         from experiments.compiled import solve_knights_compiled  # numba loads on demand
         return solve_knights_compiled(
             c["rows"], c["cols"], (c["start_row"], c["start_col"]),
             mode=c["mode"], heuristic=c["heuristic"], tie_break=c["tie_break"],
             move_order=parse_move_order(c["move_order"]), closed=c["closed"],
-            max_nodes=max_nodes, max_seconds=max_seconds, seed=seed)
+            max_nodes=max_nodes, max_seconds=max_seconds, seed=seed,
+            max_backtracks=max_backtracks)
     return solve_knights_tour(
         c["rows"], c["cols"], (c["start_row"], c["start_col"]),
         mode=c["mode"], strategy=c["strategy"], heuristic=heuristic_of(c),
         tie_break=c["tie_break"], move_order=parse_move_order(c["move_order"]),
-        closed=c["closed"], max_nodes=max_nodes, max_seconds=max_seconds, seed=seed)
+        closed=c["closed"], max_nodes=max_nodes, max_seconds=max_seconds, seed=seed,
+        max_backtracks=max_backtracks)
 
 
 def verify(c: Mapping[str, Any], solution: tuple[int, ...]) -> None:

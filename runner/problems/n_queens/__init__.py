@@ -56,15 +56,18 @@ def to_columns(p: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None,
-          seed: int) -> SearchResult:
-    """Run one N-Queens trial on its engine."""
+          seed: int, max_backtracks: int | None = None) -> SearchResult:
+    """Run one N-Queens trial on its engine; ``max_backtracks``: the backtrack budget, or
+    None."""
     if c["engine"] == "compiled":
         from experiments.compiled import solve_queens_compiled  # numba loads on demand
         return solve_queens_compiled(c["n"], mode=c["mode"], unique=c["unique"],
-                                     max_nodes=max_nodes, max_seconds=max_seconds)
+                                     max_nodes=max_nodes, max_seconds=max_seconds,
+                                     max_backtracks=max_backtracks)
     return solve_queens(c["n"], mode=c["mode"], strategy=c["strategy"], unique=c["unique"],
                         method=None if c["method"] == "none" else c["method"],
-                        max_nodes=max_nodes, max_seconds=max_seconds)
+                        max_nodes=max_nodes, max_seconds=max_seconds,
+                        max_backtracks=max_backtracks)
 
 
 def verify(c: Mapping[str, Any], solution: tuple[int, ...]) -> None:
