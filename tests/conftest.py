@@ -3,8 +3,20 @@
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
+
+
+def pytest_configure(config):
+    """Ctrl-C as a terminal gives it, whatever shell started the suite.
+
+    A non-interactive shell starts a background job (`cmd &`) with SIGINT
+    ignored, and btlab leaves an ignored signal ignored (as ``nohup`` asks):
+    the tests that send SIGINT to a run would then test nothing and fail.
+    """
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
