@@ -137,13 +137,10 @@ def status_and_work(df: pd.DataFrame, groups: list[str], title: str, trials: str
     for metric in ("nodes", "backtracks"):
         for stat in ("total", "median", "max"):
             work.add_column(f"{metric} {stat}", justify="right")
-    # a nullable integer group with nulls (budget_nodes of a swept budget) as objects:
-    # pandas cannot list the groups of an Int64 key that holds <NA>
-    keyed = df.assign(**{g: df[g].astype("object") for g in groups
-                         if g in df.columns and str(df[g].dtype) in ("Int64", "Int32")
-                         and df[g].isna().any()})
-    grouped = (list(keyed.groupby(groups, sort=False, dropna=False, observed=True)) if groups
-               else [((), df)])
+    # iterated, not list(): pandas cannot count the groups of a key holding nulls (a
+    # budget column of a swept budget, restarts null for "none")
+    grouped = ([(k, g) for k, g in df.groupby(groups, sort=False, dropna=False, observed=True)]
+               if groups else [((), df)])
     for key, sub in grouped:
         key = key if isinstance(key, tuple) else (key,)
         status = sub["status"].astype("object")
