@@ -80,7 +80,9 @@ def one_per_trial(df: pd.DataFrame, spec: ProblemSpec) -> pd.DataFrame:
     the order of ``df`` (config order for show and run)."""
     if "repeat" not in df.columns or df.empty or df["repeat"].max() == 0:
         return df
-    keys = [c for c in [*spec.columns.names, *TRIAL_COLUMNS] if c in df.columns]
+    # a trial column no row sets (restarts in a sweep without them) tells no trial apart
+    keys = [c for c in [*spec.columns.names, *TRIAL_COLUMNS] if c in df.columns
+            and (c in spec.columns.names or df[c].notna().any())]
     by_trial = df.groupby(keys, dropna=False, sort=False, observed=True)
     timing = by_trial[["wall_ns", "cpu_ns"]].median()
     first = df.sort_values("repeat", kind="stable").drop_duplicates(keys, keep="first")

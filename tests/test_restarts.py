@@ -184,9 +184,16 @@ def test_seed_sweep_with_restarts_runs_and_writes_the_columns(tmp_path):
     plain = df[df["restarts"].isna()]
     assert plain[["abandoned", "attempts", "success_seed"]].isna().all().all()
     assert set(plain["budget_backtracks"].dropna()) == {0}
-    # show and report read the rows
     assert run_main("show", tmp_path / "out") == 0
+
+
+@pytest.mark.slow
+def test_report_reads_restart_rows(tmp_path):
+    path = write(tmp_path / "r.yaml", CONFIG)
+    assert run_main("run", path, "--out", tmp_path / "out", "--backend", "serial",
+                    "--quiet") == 0
     assert run_main("report", tmp_path / "out", "-o", tmp_path / "r.html") == 0
+    assert "luby unit=1 on=backtracks max=200" in (tmp_path / "r.html").read_text()
 
 
 def test_matrix_budget_merges_over_the_top_level_budget():
