@@ -158,6 +158,13 @@ def _closing_lines(config, folder: str) -> list[str]:
               f"{budget.backtracks:,} backtracks" if budget.backtracks is not None else "",
               f"{budget.seconds:g} s" if budget.seconds else ""]
     limit = " or ".join(x for x in limits if x)
+    m = config.model
+    written = [m.fixed, m.matrix, *m.include]
+    if any("budget" in e for e in written):  # each trial's own: its budget_* columns
+        limit = "each trial's budget: columns budget_nodes, budget_backtracks, budget_seconds"
+    if m.restarts is not None or any("restarts" in e for e in written):
+        limit = (f"{limit}, or max restarts (status restart_limit)" if limit
+                 else "max restarts (status restart_limit)")
     quoted = shlex.quote(folder)
     lines = [f"censored trials: stopped at the budget ({limit}) before finishing; their "
              "counters are lower bounds, written >=N"] if limit else []

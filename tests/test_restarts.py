@@ -282,12 +282,18 @@ LUBY = "restarts: {policy: luby, unit: 1, on: backtracks, max: 100}\n"
                                                   "estimator"]),
     (K + RANDOM + "matrix: {probes: [0]}\n", ["error at matrix.probes[0]", "at least 1"]),
 ])
-def test_refusals_name_the_key(text, fragments):
+def test_refusals_name_the_key(tmp_path, capsys, text, fragments):
     with pytest.raises(ConfigError) as info:
         expand(parse_config(text, "t.yaml"))
     message = " ".join(str(info.value).split())
     for fragment in fragments:
         assert fragment in message, message
+    # the same at the command line: exit status 2, the message on stderr
+    path = tmp_path / "t.yaml"
+    path.write_text(text)
+    assert run_main("validate", path) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert all(fragment in err for fragment in fragments), err
 
 
 def test_bad_overrides_exit_2(tmp_path, capsys):
