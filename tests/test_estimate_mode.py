@@ -11,6 +11,8 @@ import pytest
 from runner.config import parse_config
 from runner.errors import ConfigError
 from runner.pair_keys import one_per_search, search_columns
+from runner.problems import get_problem
+from runner.report_survival import group_columns as survival_groups
 from runner.sweep import expand
 from tests.helpers.cli import run_main, write
 
@@ -160,6 +162,10 @@ def test_restarts_define_the_search_and_budgets_do_not():
     kept = one_per_search(rows)
     # the restart trial is its own search; the two plain ones (budgets 100 and none) one
     assert sorted(kept["nodes"].tolist()) == [500, 900]
+    # the report's survival curves: with and without restarts are two groups
+    assert "restarts" in survival_groups(rows, get_problem("knights_tour"))
+    assert "restarts" not in survival_groups(rows.assign(restarts=None),
+                                             get_problem("knights_tour"))
 
 
 def test_budget_in_include_and_exclude_entries():
