@@ -152,8 +152,11 @@ def status_and_work(df: pd.DataFrame, groups: list[str], title: str, trials: str
         cells = [str(len(sub)), str(int((status == "solved").sum())),
                  str(int((status == "exhausted").sum())), str(int(censored.sum())),
                  str(int((~ok).sum()))]
-        if zero:
-            cells.append(str(int(((status == "solved") & (sub["backtracks"] == 0)).sum())))
+        if zero:  # a restart trial abandoned paths: backtrack-free only on its first attempt
+            fresh = (sub["abandoned"].fillna(0) == 0 if "abandoned" in sub.columns
+                     else True)
+            cells.append(str(int(((status == "solved") & (sub["backtracks"] == 0)
+                                  & fresh).sum())))
         if solutions:
             cells.append(bounded_stats(sub.loc[ok, "solutions"], censored[ok])["total"])
         add_row(counts, *head, *cells)

@@ -303,3 +303,13 @@ def test_bad_overrides_exit_2(tmp_path, capsys):
     assert run_main("validate", path, "matrix.budget=[{nodes: -1}]") == 2
     assert "matrix.budget[0].nodes" in capsys.readouterr().err
     assert run_main("validate", path, "+restarts={policy: luby, unit: 1, max: 10}") == 0
+
+
+def test_a_restart_trial_is_backtrack_free_only_on_its_first_attempt():
+    from runner.tables import status_and_work
+
+    df = pd.DataFrame({"g": ["a"] * 4, "status": ["solved"] * 4, "nodes": [36, 80, 36, 36],
+                       "backtracks": [0, 0, 0, 0], "abandoned": [None, 44, 0, None],
+                       "solutions": 1})
+    counts, _, _ = status_and_work(df, ["g"], "T", zero="0-backtrack starts")
+    assert [str(c) for c in counts.columns[-1]._cells] == ["3"]
