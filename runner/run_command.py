@@ -115,8 +115,8 @@ def cmd_run(args, console: Console) -> int:
             if count:
                 console.print(f"[yellow]{count} {what}[/yellow]")
     # the headline's columns only: the tours and the provenance stay on disk
-    columns = ["trial_id", "problem", *config.problem.columns.names, "budget_nodes",
-               "budget_seconds", "seed", "repeat", *METRIC_COLUMNS, "error"]
+    columns = ["trial_id", "problem", *config.problem.columns.names, *TRIAL_COLUMNS,
+               "repeat", *METRIC_COLUMNS, "abandoned", "error"]
     kept_errors = 0  # error rows of this config's trials on disk (kept: --no-retry-errors)
     if store.has_parts():
         # part by part, one row per trial key: the driver's memory stays flat with the trials

@@ -165,10 +165,13 @@ CONFIG = """\
     """
 
 
-def test_seed_sweep_with_restarts_runs_and_writes_the_columns(tmp_path):
+def test_seed_sweep_with_restarts_runs_and_writes_the_columns(tmp_path, capsys):
     path = write(tmp_path / "r.yaml", CONFIG)
     assert run_main("run", path, "--out", tmp_path / "out", "--backend", "serial",
                     "--quiet") == 0
+    # the run's tables tell the trials apart by their budget and restarts
+    out = " ".join(capsys.readouterr().out.split())
+    assert "trials by status, one row per budget_nodes, budget_backtracks, restarts" in out
     df = pd.read_parquet(tmp_path / "out").sort_values(["seed", "trial_id"])
     assert len(df) == 9  # 3 seeds x (2 budgets x 2 restarts - 1 excluded)
     assert df["budget_seconds"].eq(60.0).all()
