@@ -102,8 +102,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-retry-errors", action="store_true",
                      help="keep the rows of trials that ended with status error: a rerun "
                      "does not run them again (by default it does, and the new row replaces "
-                     "the error row; time_limit, node_limit and backtrack_limit rows are results, "
-                     "never re-run)")
+                     "the error row; time_limit, node_limit, backtrack_limit and restart_limit "
+                     "rows are results, never re-run)")
     run.add_argument("--yes", action="store_true",
                      help="run a sweep larger than the trial cap (1,000,000)")
     run.add_argument("--quiet", action="store_true",
@@ -219,7 +219,12 @@ def cmd_validate(args, console: Console) -> int:
                 samples.append(trial)
         console.print(f"{label}: OK -- problem {config.problem.name}, {total:,} trials")
     for t in samples:
+        keys = {"budget_nodes": t.budget_nodes, "budget_backtracks": t.budget_backtracks,
+                "budget_seconds": t.budget_seconds,
+                "restarts": f"'{t.restarts.label()}'" if t.restarts is not None else None,
+                "probes": t.probes}
         console.print(f"  {t.trial_id}  " + "  ".join(f"{k}={v}" for k, v in t.columns.items())
+                      + "".join(f"  {k}={v}" for k, v in keys.items() if v is not None)
                       + f"  seed={t.seed}  repeat={t.repeat}", markup=False)
     return 0
 

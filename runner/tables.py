@@ -20,7 +20,11 @@ from .censoring import CENSORED, bound_flags
 from .spec import ProblemSpec
 
 #: Columns every results row has besides the parameters that tell trials apart.
-TRIAL_COLUMNS = ("budget_nodes", "budget_seconds", "seed")
+TRIAL_COLUMNS = ("budget_nodes", "budget_seconds", "budget_backtracks", "restarts", "probes",
+                 "seed")
+#: The trial columns that are groups of the tables when they vary.
+GROUP_TRIAL_COLUMNS = ("budget_nodes", "budget_seconds", "budget_backtracks", "restarts",
+                       "probes")
 
 
 def literal(value: object) -> Text:
@@ -39,6 +43,19 @@ def fmt_int(value: float | int, bound: bool = False) -> str:
     if pd.isna(value):
         return "-"
     return (">=" if bound else "") + f"{int(round(value)):,}"
+
+
+def group_label(value: object) -> str:
+    """A group key's value as a table shows it: ``-`` for none (a trial key left unset,
+    e.g. no restarts), whole numbers without a decimal point."""
+    try:
+        if pd.isna(value):
+            return "-"
+    except (TypeError, ValueError):
+        pass
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def fmt_ns(ns: float) -> str:
@@ -63,7 +80,9 @@ def one_per_trial(df: pd.DataFrame, spec: ProblemSpec) -> pd.DataFrame:
     the order of ``df`` (config order for show and run)."""
     if "repeat" not in df.columns or df.empty or df["repeat"].max() == 0:
         return df
-    keys = [c for c in [*spec.columns.names, *TRIAL_COLUMNS] if c in df.columns]
+    # a trial column no row sets (restarts in a sweep without them) tells no trial apart
+    keys = [c for c in [*spec.columns.names, *TRIAL_COLUMNS] if c in df.columns
+            and (c in spec.columns.names or df[c].notna().any())]
     by_trial = df.groupby(keys, dropna=False, sort=False, observed=True)
     timing = by_trial[["wall_ns", "cpu_ns"]].median()
     first = df.sort_values("repeat", kind="stable").drop_duplicates(keys, keep="first")
@@ -88,7 +107,7 @@ def group_columns(df: pd.DataFrame, spec: ProblemSpec) -> list[str]:
     rest = [c for c in spec.columns.names
             if c not in spec.position_columns and c not in spec.size_columns]
     return ([*spec.size_columns] if sizes else []) + varying(df, rest) + varying(
-        df, ["budget_nodes", "budget_seconds"])
+        df, list(GROUP_TRIAL_COLUMNS))
 
 
 def status_and_work(df: pd.DataFrame, groups: list[str], title: str, trials: str = "trials",
@@ -120,19 +139,24 @@ def status_and_work(df: pd.DataFrame, groups: list[str], title: str, trials: str
     for metric in ("nodes", "backtracks"):
         for stat in ("total", "median", "max"):
             work.add_column(f"{metric} {stat}", justify="right")
-    grouped = (list(df.groupby(groups, sort=False, dropna=False, observed=True)) if groups
-               else [((), df)])
+    # iterated, not list(): pandas cannot count the groups of a key holding nulls (a
+    # budget column of a swept budget, restarts null for "none")
+    grouped = ([(k, g) for k, g in df.groupby(groups, sort=False, dropna=False, observed=True)]
+               if groups else [((), df)])
     for key, sub in grouped:
         key = key if isinstance(key, tuple) else (key,)
         status = sub["status"].astype("object")
         censored = status.isin(CENSORED)
         ok = status != "error"
-        head = [str(k) for k in key]
+        head = [group_label(k) for k in key]
         cells = [str(len(sub)), str(int((status == "solved").sum())),
                  str(int((status == "exhausted").sum())), str(int(censored.sum())),
                  str(int((~ok).sum()))]
-        if zero:
-            cells.append(str(int(((status == "solved") & (sub["backtracks"] == 0)).sum())))
+        if zero:  # a restart trial abandoned paths: backtrack-free only on its first attempt
+            fresh = (sub["abandoned"].fillna(0) == 0 if "abandoned" in sub.columns
+                     else True)
+            cells.append(str(int(((status == "solved") & (sub["backtracks"] == 0)
+                                  & fresh).sum())))
         if solutions:
             cells.append(bounded_stats(sub.loc[ok, "solutions"], censored[ok])["total"])
         add_row(counts, *head, *cells)
