@@ -337,7 +337,7 @@ def _queens_probes(n: int, unique: bool, probes: int, seed: int, budget: Budget)
                 break
             product *= d
             j = rng.next() % d if d > 1 else 0
-            for _ in range(j):
+            for _skip in range(j):  # drop the j lowest safe columns
                 free &= free - 1
             bit = free & -free
             # -- place the queen --
