@@ -7,6 +7,8 @@
   subtree of those searches, below a given path, counted as the pure-Python
   ``search_subtree`` functions count it (the subtree tasks of
   :mod:`experiments.split`).
+* :mod:`.estimate_kernel` -- the Knuth probes of :mod:`experiments.estimate`
+  (its ``engine="compiled"``).
 * :func:`warm_up` -- compile or load the kernels before a timed call.
 
 Kernels are compiled once per process, on first use, and cached on disk
@@ -31,24 +33,26 @@ CACHE_DIR = _configure_cache()
 
 from ..core import Budget, Mode, SearchResult  # noqa: E402
 from ..knights import DEFAULT_MOVE_ORDER  # noqa: E402
-from . import knights_kernel, queens_kernel  # noqa: E402
+from . import estimate_kernel, knights_kernel, queens_kernel  # noqa: E402
 
 __all__ = ["CACHE_DIR", "KINDS", "knights_subtree_compiled", "queens_subtree_compiled",
            "solve_knights_compiled", "solve_queens_compiled", "warm_up"]
 
 #: The kernel families :func:`warm_up` knows.
-KINDS = ("knights", "queens")
+KINDS = ("knights", "queens", "estimate")
 
 _WARM: dict[str, bool] = {}
 _WARM_LOCK = threading.Lock()
-_WARMERS = {"knights": knights_kernel.warm_up, "queens": queens_kernel.warm_up}
+_WARMERS = {"knights": knights_kernel.warm_up, "queens": queens_kernel.warm_up,
+            "estimate": estimate_kernel.warm_up}
 
 
 def warm_up(kind: str) -> int:
     """Compile, or load from the disk cache, the kernels of ``kind`` in this process.
 
     Args:
-        kind: ``knights`` or ``queens``.
+        kind: ``knights``, ``queens`` or ``estimate`` (the Knuth probes of
+            :mod:`experiments.estimate`).
 
     Returns:
         Nanoseconds spent compiling or loading (wall clock); 0 when the

@@ -1,0 +1,366 @@
+"""Knuth's random-probe estimate of a count-mode search tree's size, before running it.
+
+D. E. Knuth, "Estimating the efficiency of backtrack programs", Mathematics of
+Computation 29 (1975), 121-136. A *probe* walks from the root of the
+backtrack tree to a leaf, choosing at every node one of its children
+uniformly at random. If the nodes on the probe's path have d_1, d_2, ...
+children (d_1 at the root), the probe's estimate of the number of nodes below
+the root is::
+
+    X = d_1 + d_1 d_2 + d_1 d_2 d_3 + ...   (up to the leaf, where d = 0)
+
+and E[X] is exactly that number (each product is 1 / the probability of
+reaching the node it stands for). The mean of K independent probes estimates
+the tree's size without bias; its standard error is the probes' sample
+standard deviation over sqrt(K).
+
+What is estimated is the ``nodes`` counter of the same trial in ``count``
+mode (``docs/metrics.md``), the placements of the whole enumeration:
+
+* knight's tour: the start square is placement 1, so X = 1 + d_1 + d_1 d_2 +
+  ...; a node's children are its unvisited onward squares (a full board has
+  none). ``closed`` decides only which full boards are tours, not the tree.
+* N-Queens: the root is the empty board (not a placement); a node's children
+  are the safe squares of the next row. ``unique`` decides only which
+  solutions are counted, not the tree (count mode walks every placement).
+
+In count mode the tree does not depend on the move order, the heuristic or
+the tie-break (they order children, never drop one), so the estimate does
+not take them. The same probes also estimate the count-mode ``solutions``
+(Knuth's estimator applied to the cost "1 at a solution"): a probe ending on
+a solution contributes the product of the branching factors above it, any
+other probe 0.
+
+Random draws: one SplitMix64 stream seeded with ``seed``
+(:class:`experiments.knights_board.SplitMix64`, the stream of the random move
+order) runs through all probes; a node with d >= 2 children takes the child
+of index ``next() mod d`` in the order the search lists them (knight's tour:
+the default move order; N-Queens: columns ascending), a node with one child
+draws nothing. The compiled engine
+(:mod:`experiments.compiled.estimate_kernel`) draws the same numbers and does
+the same float arithmetic, so both engines return equal :class:`Estimate`
+values for a seed (under a time budget they may stop at different points).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import dataclass
+
+from .core import Budget, Status
+from .knights_board import KnightBoard, SplitMix64
+from .queens_base import is_canonical
+
+__all__ = ["ENGINES", "Estimate", "Moments", "knuth_knights", "knuth_queens"]
+
+#: The engines of the estimator.
+ENGINES = ("python", "compiled")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Knuth's estimate of a count-mode tree, from ``probes`` random probes.
+
+    Attributes:
+        status: :attr:`Status.EXHAUSTED` when every probe asked for ran,
+            :attr:`Status.NODE_LIMIT` / :attr:`Status.TIME_LIMIT` when a budget
+            stopped them (the estimates are then over the probes finished).
+        estimate: mean over the finished probes of their estimates of the
+            count-mode ``nodes`` (placements), or None when none finished.
+            ``inf`` when a probe's products overflow float64 (above ~1.8e308).
+        estimate_se: the standard error of ``estimate``: the probes' sample
+            standard deviation (divisor probes - 1) over sqrt(probes); None with
+            fewer than 2 finished probes.
+        probes: probes finished.
+        nodes: placements the probes made (an unfinished probe's included).
+        checks: candidates the probes tested (knight's tour: onward squares
+            looked at, the on-board neighbours of each square a probe left;
+            N-Queens: n squares per row a probe listed, the empty board's
+            row 0 included), as the count-mode search counts them.
+        max_depth: the most placements on one probe's path.
+        solutions_estimate: the same probes' estimate of the count-mode
+            ``solutions`` (with ``closed``, closed tours; with ``unique``,
+            solutions up to symmetry), or None when no probe finished.
+        solutions_estimate_se: its standard error, as ``estimate_se``.
+    """
+
+    status: Status
+    estimate: float | None
+    estimate_se: float | None
+    probes: int
+    nodes: int
+    checks: int
+    max_depth: int
+    solutions_estimate: float | None = None
+    solutions_estimate_se: float | None = None
+
+
+class Moments:
+    """Running mean and sum of squared deviations (B. P. Welford, Technometrics 4, 1962).
+
+    Numerically stable for the wide-ranging values of Knuth's estimator; the
+    compiled kernel updates its copy with the same operations in the same
+    order, so both engines end with the same floats.
+    """
+
+    __slots__ = ("count", "mean", "m2")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.mean = 0.0
+        self.m2 = 0.0
+
+    def add(self, x: float) -> None:
+        """Add one value; an infinite one (an overflowing probe) makes the mean and M2
+        infinite for good (rather than the NaN of inf - inf)."""
+        self.count += 1
+        if x == math.inf or self.mean == math.inf:
+            self.mean = self.m2 = math.inf
+            return
+        delta = x - self.mean
+        self.mean += delta / self.count
+        self.m2 += delta * (x - self.mean)
+
+    def summary(self) -> tuple[float | None, float | None]:
+        """``(mean, standard error of the mean)``; None where there are too few values."""
+        return summarise(self.count, self.mean, self.m2)
+
+
+def summarise(count: int, mean: float, m2: float) -> tuple[float | None, float | None]:
+    """``(mean, sample std / sqrt(count))`` from Welford's moments.
+
+    The mean is None for ``count == 0``, the standard error for ``count < 2``;
+    an infinite mean (an overflowing probe) has an infinite standard error.
+    """
+    if count == 0:
+        return None, None
+    if count < 2:
+        return mean, None
+    if math.isinf(mean):
+        return mean, math.inf
+    return mean, math.sqrt(max(m2, 0.0) / (count - 1) / count)
+
+
+def make_estimate(status: Status, probes: int, nodes: int, checks: int, max_depth: int,
+                  moments: tuple[float, float, float, float]) -> Estimate:
+    """Build an :class:`Estimate` from counters and the Welford moments
+    ``(mean, m2, solutions mean, solutions m2)`` over ``probes`` finished probes."""
+    mean, se = summarise(probes, moments[0], moments[1])
+    smean, sse = summarise(probes, moments[2], moments[3])
+    return Estimate(status, mean, se, probes, nodes, checks, max_depth, smean, sse)
+
+
+def check_common(probes: int, seed: int, engine: str) -> tuple[int, int]:
+    """Validate the arguments both problems share; return ``(probes, seed)`` as ints.
+
+    Raises:
+        ValueError: probes not an integer >= 1, seed not an integer, an unknown engine.
+    """
+    probes = _integer("probes", probes, "an integer >= 1")
+    if probes < 1:
+        raise ValueError(f"probes must be an integer >= 1, got {probes}")
+    seed = _integer("seed", seed, "an integer")
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; expected one of {ENGINES}")
+    return probes, seed
+
+
+def _integer(name: str, value: object, expected: str) -> int:
+    """``value`` as an int; ValueError naming ``name`` for a bool, float or other non-integer."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be {expected}, got {value!r}")
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise ValueError(f"{name} must be {expected}, got {value!r}") from None
+
+
+def knuth_knights(rows: int, cols: int, start: tuple[int, int], *, closed: bool, probes: int,
+                  seed: int, max_nodes: int | None = None, max_seconds: float | None = None,
+                  engine: str = "python") -> Estimate:
+    """Estimate the count-mode ``nodes`` of a knight's-tour trial by ``probes`` random probes.
+
+    Args:
+        rows, cols: board size, each >= 1.
+        start: the start square (row, col), 0-based.
+        closed: closed tours only (changes ``solutions_estimate``, not the tree).
+        probes: probes to run, >= 1 (each walks at most ``rows * cols`` placements).
+        seed: seed of the SplitMix64 stream that chooses the children.
+        max_nodes: budget of placements over all probes, or None: a probe that
+            needs placement ``max_nodes + 1`` stops (unfinished, left out of the
+            estimate) with :attr:`Status.NODE_LIMIT`.
+        max_seconds: wall-clock budget, or None (:attr:`Status.TIME_LIMIT`).
+        engine: ``python`` or ``compiled`` (numba; equal results for a seed).
+
+    Returns:
+        An :class:`Estimate` (see there for units); ``checks`` counts the
+        on-board neighbours of every square a probe left, as count mode does.
+
+    Raises:
+        ValueError: a bad board, start square, probes, seed, budget or engine.
+
+    Source: D. E. Knuth, Math. Comp. 29 (1975) 121-136.
+    """
+    probes, seed = check_common(probes, seed, engine)
+    board = KnightBoard(rows, cols)
+    start_sq = board.square(*start)
+    budget = Budget(max_nodes, max_seconds)
+    if engine == "compiled":
+        from .compiled import warm_up
+        from .compiled.estimate_kernel import run_knights_probes
+        warm_up("estimate")  # before the clock starts: compiling is not probing
+        return make_estimate(*run_knights_probes(rows, cols, start_sq, bool(closed), probes,
+                                                 seed, budget))
+    budget.start()
+    if not board.build_tables(budget.out_of_time, degrees=False):
+        return make_estimate(Status.TIME_LIMIT, 0, 0, 0, 0, (0.0, 0.0, 0.0, 0.0))
+    return _knights_probes(board, start_sq, bool(closed), probes, seed, budget)
+
+
+def _knights_probes(board: KnightBoard, start: int, closed: bool, probes: int, seed: int,
+                    budget: Budget) -> Estimate:
+    nbrs = board.neighbours
+    size = board.size
+    visited = bytearray(size)
+    path: list[int] = []
+    rng = SplitMix64(seed)
+    cap = budget.node_cap
+    clock_mask = Budget.clock_mask(1)
+    tree, sols = Moments(), Moments()
+    nodes = checks = max_depth = 0
+    status = Status.EXHAUSTED
+    origin_nbrs = set(nbrs[start])
+    for _ in range(probes):
+        for sq in path:
+            visited[sq] = 0
+        path.clear()
+        sq = start
+        product = 1.0   # product of the branching factors above sq
+        total = 0.0     # the probe's estimate so far
+        while True:
+            # -- place sq --
+            if nodes >= cap:
+                status = Status.NODE_LIMIT
+                break
+            if not (nodes & clock_mask) and budget.out_of_time():
+                status = Status.TIME_LIMIT
+                break
+            nodes += 1
+            visited[sq] = 1
+            path.append(sq)
+            total += product
+            if len(path) == size:
+                solution = not closed or sq in origin_nbrs
+                break
+            around = nbrs[sq]
+            checks += len(around)
+            cands = [c for c in around if not visited[c]]
+            d = len(cands)
+            if d == 0:
+                solution = False
+                break
+            product *= d
+            sq = cands[rng.next() % d] if d > 1 else cands[0]
+        max_depth = max(max_depth, len(path))
+        if status is not Status.EXHAUSTED:
+            break
+        tree.add(total)
+        sols.add(product if solution else 0.0)
+    return make_estimate(status, tree.count, nodes, checks, max_depth,
+                         (tree.mean, tree.m2, sols.mean, sols.m2))
+
+
+def knuth_queens(n: int, *, unique: bool, probes: int, seed: int, max_nodes: int | None = None,
+                 max_seconds: float | None = None, engine: str = "python") -> Estimate:
+    """Estimate the count-mode ``nodes`` of an N-Queens trial by ``probes`` random probes.
+
+    The tree is the row-by-row tree of the ``recursive``, ``iterative``,
+    ``amb`` and ``bitmask`` strategies (``count`` mode: 2,056 placements for
+    n = 8, 856,188 for n = 12).
+
+    Args:
+        n: board size, >= 1 (at most 64 with the compiled engine).
+        unique: count solutions up to the 8 symmetries of the square (changes
+            ``solutions_estimate`` only: count mode walks the whole tree anyway).
+        probes: probes to run, >= 1 (each places at most n queens).
+        seed: seed of the SplitMix64 stream that chooses the children.
+        max_nodes, max_seconds, engine: as :func:`knuth_knights`.
+
+    Returns:
+        An :class:`Estimate`; ``checks`` counts n squares per row listed (the
+        empty board's row 0 included), as count mode does.
+
+    Raises:
+        ValueError: n < 1 (or > 64 compiled), bad probes, seed, budget or engine.
+
+    Source: D. E. Knuth, Math. Comp. 29 (1975) 121-136.
+    """
+    probes, seed = check_common(probes, seed, engine)
+    n = operator.index(n)
+    if n < 1:
+        raise ValueError(f"n must be at least 1, got {n}")
+    budget = Budget(max_nodes, max_seconds)
+    if engine == "compiled":
+        from .compiled import warm_up
+        from .compiled.estimate_kernel import MAX_N, run_queens_probes
+        if n > MAX_N:
+            raise ValueError(f"n must be between 1 and {MAX_N} for the compiled engine, "
+                             f"got {n}")
+        warm_up("estimate")
+        return make_estimate(*run_queens_probes(n, bool(unique), probes, seed, budget))
+    budget.start()
+    return _queens_probes(n, bool(unique), probes, seed, budget)
+
+
+def _queens_probes(n: int, unique: bool, probes: int, seed: int, budget: Budget) -> Estimate:
+    full = (1 << n) - 1
+    rng = SplitMix64(seed)
+    cap = budget.node_cap
+    clock_mask = Budget.clock_mask(n)
+    tree, sols = Moments(), Moments()
+    nodes = checks = max_depth = 0
+    status = Status.EXHAUSTED
+    placement = [0] * n
+    for _ in range(probes):
+        cols = left = right = 0   # attacked columns and diagonals of the row to fill
+        product = 1.0
+        total = 0.0
+        row = 0
+        solution = False
+        while True:
+            # -- list the safe squares of row `row`: the children of the node above --
+            checks += n
+            free = full & ~(cols | left | right)
+            d = free.bit_count()
+            if d == 0:
+                break
+            product *= d
+            j = rng.next() % d if d > 1 else 0
+            for _skip in range(j):  # drop the j lowest safe columns
+                free &= free - 1
+            bit = free & -free
+            # -- place the queen --
+            if nodes >= cap:
+                status = Status.NODE_LIMIT
+                break
+            if not (nodes & clock_mask) and budget.out_of_time():
+                status = Status.TIME_LIMIT
+                break
+            nodes += 1
+            total += product
+            placement[row] = bit.bit_length() - 1
+            row += 1
+            if row == n:
+                solution = not unique or is_canonical(placement)
+                break
+            cols |= bit
+            left = ((left | bit) << 1) & full
+            right = (right | bit) >> 1
+        max_depth = max(max_depth, row)
+        if status is not Status.EXHAUSTED:
+            break
+        tree.add(total)
+        sols.add(product if solution else 0.0)
+    return make_estimate(status, tree.count, nodes, checks, max_depth,
+                         (tree.mean, tree.m2, sols.mean, sols.m2))
