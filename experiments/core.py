@@ -86,6 +86,9 @@ class SearchResult:
         estimate: ``mode: estimate`` only: the estimated size of the ``count``-mode
             tree in placements (Knuth 1975), else None.
         estimate_se: its standard error, else None.
+        solutions_estimate, solutions_estimate_se: ``mode: estimate`` only: the
+            same probes' estimate of the ``count``-mode ``solutions`` and its
+            standard error, else None.
     """
 
     status: Status
@@ -99,6 +102,8 @@ class SearchResult:
     extra: Mapping[str, int] = field(default_factory=dict)
     estimate: float | None = None
     estimate_se: float | None = None
+    solutions_estimate: float | None = None
+    solutions_estimate_se: float | None = None
 
     def counters(self) -> dict[str, int | str]:
         """The deterministic part of the result as a plain dict (status + counters)."""

@@ -48,11 +48,11 @@ import math
 import operator
 from dataclasses import dataclass
 
-from .core import Budget, Status
+from .core import Budget, SearchResult, Status
 from .knights_board import KnightBoard, SplitMix64
 from .queens_base import is_canonical
 
-__all__ = ["ENGINES", "Estimate", "Moments", "knuth_knights", "knuth_queens"]
+__all__ = ["ENGINES", "Estimate", "Moments", "as_result", "knuth_knights", "knuth_queens"]
 
 #: The engines of the estimator.
 ENGINES = ("python", "compiled")
@@ -94,6 +94,16 @@ class Estimate:
     max_depth: int
     solutions_estimate: float | None = None
     solutions_estimate_se: float | None = None
+
+
+def as_result(est: Estimate) -> SearchResult:
+    """``est`` as the row of a ``mode: estimate`` trial: the probes' own cost as the
+    counters (``nodes``, ``checks``, ``max_depth``; a probe never backtracks, so
+    ``backtracks``, ``dead_ends`` and ``solutions`` are 0) and the estimates."""
+    return SearchResult(est.status, est.nodes, 0, 0, est.checks, 0, est.max_depth,
+                        estimate=est.estimate, estimate_se=est.estimate_se,
+                        solutions_estimate=est.solutions_estimate,
+                        solutions_estimate_se=est.solutions_estimate_se)
 
 
 class Moments:

@@ -40,7 +40,7 @@ METRIC_COLUMNS = ("status", "nodes", "backtracks", "dead_ends", "checks", "solut
 #: Result columns of trials with restarts (:mod:`runner.restarts`) and of ``mode:
 #: estimate``; null in the other rows.
 RESTART_COLUMNS = ("abandoned", "attempts", "success_seed")
-ESTIMATE_COLUMNS = ("estimate", "estimate_se")
+ESTIMATE_COLUMNS = ("estimate", "estimate_se", "solutions_estimate", "solutions_estimate_se")
 
 _HOST = socket.gethostname()
 
@@ -227,7 +227,8 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
         if signals_seen() != signals:  # a solver swallowed the signal: its result is suspect
             raise KeyboardInterrupt
         row.update(result.counters())
-        row.update(restarted, estimate=result.estimate, estimate_se=result.estimate_se)
+        row.update(restarted)
+        row.update({name: getattr(result, name) for name in ESTIMATE_COLUMNS})
         row.update(wall_ns=wall, cpu_ns=cpu,
                    solution=list(result.solution) if result.solution is not None else None,
                    error=error)

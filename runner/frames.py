@@ -36,7 +36,7 @@ PARAMETERS: dict[str, tuple[str, ...]] = {
 NOT_PARAMETERS = frozenset({
     "trial_id", "run_id", "problem", "source", "budget_nodes", "budget_seconds", "seed",
     "budget_backtracks", "restarts", "probes", "censored", "abandoned", "attempts",
-    "success_seed", "estimate", "estimate_se",
+    "success_seed", "estimate", "estimate_se", "solutions_estimate", "solutions_estimate_se",
     "repeat", "repeats", "status", *COUNTERS, *TIMINGS, "solution", "error",
     *{c for problem in PROBLEMS.values() for c in problem.extra_columns}, "compile_ns",
     "candidates", "btlab_version", "git_commit", "python_version", "ray_version", "host",

@@ -33,7 +33,7 @@ from .interrupts import catching_signals
 def cmd_run(args, console: Console) -> int:
     from .config import load_config
     from .config_order import in_config_order
-    from .execute import METRIC_COLUMNS
+    from .execute import ESTIMATE_COLUMNS, METRIC_COLUMNS
     from .failures import FailureLog
     from .headline_rows import headline_rows
     from .progress import log_interval
@@ -116,7 +116,7 @@ def cmd_run(args, console: Console) -> int:
                 console.print(f"[yellow]{count} {what}[/yellow]")
     # the headline's columns only: the tours and the provenance stay on disk
     columns = ["trial_id", "problem", *config.problem.columns.names, *TRIAL_COLUMNS,
-               "repeat", *METRIC_COLUMNS, "abandoned", "error"]
+               "repeat", *METRIC_COLUMNS, "abandoned", *ESTIMATE_COLUMNS, "error"]
     kept_errors = 0  # error rows of this config's trials on disk (kept: --no-retry-errors)
     if store.has_parts():
         # part by part, one row per trial key: the driver's memory stays flat with the trials

@@ -79,8 +79,9 @@ def row_schema(problem: ProblemSpec) -> pa.Schema:
     lower bounds; :mod:`runner.censoring`), ``nodes``, ``backtracks``,
     ``dead_ends``, ``checks``, ``solutions``, ``max_depth``, ``wall_ns`` and
     ``cpu_ns`` in nanoseconds), ``abandoned``, ``attempts``, ``success_seed``
-    (trials with restarts; null otherwise), ``estimate`` and ``estimate_se``
-    (``mode: estimate``; null otherwise), ``solution`` (list of int32), ``error``, the
+    (trials with restarts; null otherwise), ``estimate``, ``estimate_se``,
+    ``solutions_estimate`` and ``solutions_estimate_se`` (``mode: estimate``; null
+    otherwise), ``solution`` (list of int32), ``error``, the
     problem's extra counters, and provenance. The counters are defined in
     ``docs/metrics.md``.
     """
@@ -95,7 +96,8 @@ def row_schema(problem: ProblemSpec) -> pa.Schema:
                ("max_depth", pa.int64()), ("wall_ns", pa.int64()), ("cpu_ns", pa.int64()),
                ("abandoned", pa.int64()), ("attempts", pa.int64()),
                ("success_seed", pa.int64()), ("estimate", pa.float64()),
-               ("estimate_se", pa.float64()),
+               ("estimate_se", pa.float64()), ("solutions_estimate", pa.float64()),
+               ("solutions_estimate_se", pa.float64()),
                ("solution", pa.list_(pa.int32())), ("error", pa.string())]
     fields += [(name, pa.int64()) for name in problem.extra_columns]
     fields += _PROVENANCE

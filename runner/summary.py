@@ -1,7 +1,8 @@
 """The headline tables ``btlab run`` prints at the end and ``btlab show`` prints again.
 
 Each problem's spec names its headline (:attr:`runner.spec.ProblemSpec.headline`);
-a problem without one gets :func:`runner.tables.generic_headline`. Trials that
+a problem without one gets :func:`runner.tables.generic_headline`. Rows of
+``mode: estimate`` get a table of their own (:mod:`runner.estimate_table`). Trials that
 stopped at a budget are *censored*: totals, medians and maxima they make lower
 bounds are printed ``>=N`` (:mod:`runner.censoring`).
 """
@@ -14,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import plugins
+from .estimate_table import is_estimate, print_estimates
 from .failures import first_line
 from .problems import get_problem
 from .tables import add_row, fmt_int, generic_headline
@@ -42,10 +44,15 @@ def print_headline(df: pd.DataFrame, console: Console | None = None,
                       markup=False)
         console.print(df["status"].astype("object").value_counts().to_string(), markup=False)
     else:
-        if headline is None:
-            generic_headline(df, console, spec)
-        else:
-            headline(df, console)
+        estimates = is_estimate(df)
+        searched = df[~estimates]
+        if not searched.empty:
+            if headline is None:
+                generic_headline(searched, console, spec)
+            else:
+                headline(searched, console)
+        if estimates.any():
+            print_estimates(df, spec, console)
     if errors is None:
         failed = df[df["status"] == "error"]
         errors = (len(failed), first_line(failed["error"].iloc[0]) if len(failed) else None)

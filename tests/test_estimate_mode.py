@@ -8,6 +8,7 @@ import textwrap
 import pandas as pd
 import pytest
 
+from experiments.estimate import knuth_knights, knuth_queens
 from runner.config import parse_config
 from runner.errors import ConfigError
 from runner.pair_keys import one_per_search, search_columns
@@ -139,13 +140,38 @@ def test_estimate_refusals(fake, text, fragments):
         assert fragment in message, message
 
 
-@pytest.mark.parametrize("problem", ["knights_tour", "n_queens"])
-def test_built_in_problems_refuse_estimate_until_they_have_an_estimator(problem):
-    fixed = "{board: 5, mode: estimate}" if problem == "knights_tour" else "{n: 6, mode: estimate}"
-    text = f"name: e\nproblem: {problem}\nfixed: {fixed}\nprobes: 100\n"
-    with pytest.raises(ConfigError) as info:
-        expand(parse_config(text, "e.yaml"))
-    assert "no tree-size estimator" in str(info.value)
+@pytest.mark.parametrize("problem, fixed, call", [
+    ("n_queens", "{n: 8, mode: estimate, strategy: bitmask}",
+     lambda c, probes, seed: knuth_queens(8, unique=False, probes=probes, seed=seed)),
+    ("knights_tour", "{board: 5, mode: estimate, strategy: iterative, start: [0, 1]}",
+     lambda c, probes, seed: knuth_knights(5, 5, (0, 1), closed=False, probes=probes,
+                                           seed=seed)),
+])
+def test_built_in_estimates_run_on_both_engines(tmp_path, capsys, problem, fixed, call):
+    path = write(tmp_path / "e.yaml", f"""\
+        name: e
+        problem: {problem}
+        fixed: {fixed}
+        matrix: {{engine: [python, compiled]}}
+        probes: 2000
+        seed: 11
+        """)
+    assert run_main("run", path, "--out", tmp_path / "out", "--backend", "serial") == 0
+    shown = capsys.readouterr().out
+    assert "Knuth's estimates of the count-mode tree" in " ".join(shown.split())
+    df = pd.read_parquet(tmp_path / "out")
+    assert sorted(df["engine"]) == ["compiled", "python"] and df["status"].eq("exhausted").all()
+    trial = next(iter(expand(parse_config(path.read_text()))))
+    want = call(trial.columns, 2000, trial.solver_seed)
+    for _, row in df.iterrows():  # the same probes on both engines: the same floats
+        assert (row["estimate"], row["estimate_se"], row["nodes"], row["checks"]) == (
+            want.estimate, want.estimate_se, want.nodes, want.checks)
+        assert (row["solutions_estimate"], row["solutions_estimate_se"]) == (
+            want.solutions_estimate, want.solutions_estimate_se)
+        assert row["backtracks"] == 0 and row["probes"] == 2000
+    if problem == "n_queens":  # 2,056 placements and 92 solutions, within 3 standard errors
+        assert abs(want.estimate - 2056) < 3 * want.estimate_se
+        assert abs(want.solutions_estimate - 92) < 3 * want.solutions_estimate_se
 
 
 def test_restarts_define_the_search_and_budgets_do_not():

@@ -281,8 +281,8 @@ LUBY = "restarts: {policy: luby, unit: 1, on: backtracks, max: 100}\n"
      "matrix: {budget: [{backtracks: 0}]}\nsplit: {depth: 1}\n",
      ["error at matrix.budget[0].backtracks", "no backtrack budget in a split search"]),
     (K + RANDOM + "probes: 10\n", ["error at probes", "probes only with mode: estimate"]),
-    (K + "fixed: {board: 6, mode: estimate}\n", ["error at fixed.mode", "no tree-size "
-                                                  "estimator"]),
+    (K + "fixed: {board: 6, mode: estimate}\n", ["error at fixed.mode", "probes: K",
+                                                  "add probes: 1000"]),
     (K + RANDOM + "matrix: {probes: [0]}\n", ["error at matrix.probes[0]", "at least 1"]),
 ])
 def test_refusals_name_the_key(tmp_path, capsys, text, fragments):

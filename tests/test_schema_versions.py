@@ -98,7 +98,8 @@ def test_v1_folder_resumed_keeps_its_part_version_and_gets_censored_from_status(
     # columns added within version 2 are null: those trials had no backtrack budget,
     # restarts or estimate
     added = ["budget_backtracks", "restarts", "probes", "abandoned", "attempts",
-             "success_seed", "estimate", "estimate_se"]
+             "success_seed", "estimate", "estimate_se", "solutions_estimate",
+             "solutions_estimate_se"]
     for name in added:
         assert old_table.column(name).null_count == len(KNIGHTS_ROWS), name
     assert old_table.drop(["censored", *added]).equals(before)

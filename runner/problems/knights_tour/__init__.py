@@ -190,6 +190,17 @@ def solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None
         max_backtracks=max_backtracks)
 
 
+def estimate(c: Mapping[str, Any], probes: int, max_nodes: int | None,
+             max_seconds: float | None, seed: int) -> SearchResult:
+    """Knuth's estimate of the trial's ``count``-mode placements from ``probes`` random probes
+    (:func:`experiments.estimate.knuth_knights`), on the trial's engine."""
+    from experiments.estimate import as_result, knuth_knights
+    return as_result(knuth_knights(
+        c["rows"], c["cols"], (c["start_row"], c["start_col"]), closed=c["closed"],
+        probes=probes, seed=seed, max_nodes=max_nodes, max_seconds=max_seconds,
+        engine=c["engine"]))
+
+
 def verify(c: Mapping[str, Any], solution: tuple[int, ...]) -> None:
     """Raise :class:`experiments.checker.InvalidSolution` unless ``solution`` is a tour."""
     check_tour_fast(c["rows"], c["cols"], (c["start_row"], c["start_col"]), solution, c["closed"])
@@ -200,7 +211,7 @@ def prepare(c: Mapping[str, Any]) -> Mapping[str, Any]:
     if c["engine"] != "compiled":
         return {}
     from experiments.compiled import warm_up  # numba loads on demand
-    return {"compile_ns": warm_up("knights")}
+    return {"compile_ns": warm_up("estimate" if c["mode"] == "estimate" else "knights")}
 
 
 def check(c: Mapping[str, Any]) -> None:
@@ -309,12 +320,12 @@ class KnightsSplit:
 
 def seeded(c: Mapping[str, Any]) -> bool:
     """Whether a trial's search draws from its seed: a random tie-break (with ``none``, a
-    random move order at every placement), or a plug-in rule that draws from
-    ``board.rng`` (a rule that does not import: assumed to)."""
+    random move order at every placement), ``mode: estimate`` (random probes), or a
+    plug-in rule that draws from ``board.rng`` (a rule that does not import: assumed to)."""
     heuristic = c.get("heuristic")
     if not isinstance(heuristic, str):
         return False
-    if c.get("tie_break") == "random":
+    if c.get("tie_break") == "random" or c.get("mode") == "estimate":
         return True
     if heuristic == "none":
         return False
@@ -339,6 +350,7 @@ PROBLEM = ProblemSpec(
     ]),
     to_columns=to_columns,
     solve=solve,
+    estimate=estimate,
     verify=verify,
     strategies=STRATEGIES,
     size=lambda c: c["rows"] * c["cols"],

@@ -70,6 +70,21 @@ def solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None
                         max_backtracks=max_backtracks)
 
 
+def estimate(c: Mapping[str, Any], probes: int, max_nodes: int | None,
+             max_seconds: float | None, seed: int) -> SearchResult:
+    """Knuth's estimate of the trial's ``count``-mode placements from ``probes`` random probes
+    (:func:`experiments.estimate.knuth_queens`), on the trial's engine."""
+    from experiments.estimate import as_result, knuth_queens
+    return as_result(knuth_queens(c["n"], unique=c["unique"], probes=probes, seed=seed,
+                                  max_nodes=max_nodes, max_seconds=max_seconds,
+                                  engine=c["engine"]))
+
+
+def seeded(c: Mapping[str, Any]) -> bool:
+    """Whether a trial draws from its seed: only ``mode: estimate`` (random probes)."""
+    return c.get("mode") == "estimate"
+
+
 def verify(c: Mapping[str, Any], solution: tuple[int, ...]) -> None:
     """Raise :class:`experiments.checker.InvalidSolution` unless no two queens attack."""
     check_queens_fast(c["n"], solution)
@@ -80,7 +95,7 @@ def prepare(c: Mapping[str, Any]) -> Mapping[str, Any]:
     if c["engine"] != "compiled":
         return {}
     from experiments.compiled import warm_up  # numba loads on demand
-    return {"compile_ns": warm_up("queens")}
+    return {"compile_ns": warm_up("estimate" if c["mode"] == "estimate" else "queens")}
 
 
 def check(c: Mapping[str, Any]) -> None:
@@ -143,6 +158,7 @@ PROBLEM = ProblemSpec(
     ]),
     to_columns=to_columns,
     solve=solve,
+    estimate=estimate,
     verify=verify,
     strategies=STRATEGIES,
     size=lambda c: c["n"],
@@ -162,6 +178,7 @@ PROBLEM = ProblemSpec(
     # brute_force, the row-by-row strategies and functional walk different trees
     # (their registry entries' tree): strategy pairs by tree
     pair_on=("n", "strategy", "mode", "unique", "method"),
+    seeded=seeded,
     size_columns=("n",),
     oracles=(
         *(Oracle({"n": n, "mode": "count"}, {"solutions": count},
