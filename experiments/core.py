@@ -34,8 +34,10 @@ class Status(str, enum.Enum):
     ``SOLVED``: a solution was found (``first`` mode) -- in ``count`` mode a
     complete enumeration is ``EXHAUSTED`` whatever the count.
     ``EXHAUSTED``: the whole space was searched (all counted, or none exists).
-    ``NODE_LIMIT`` / ``TIME_LIMIT``: a budget stopped the search; the counters
-    are those reached so far and are lower bounds of the full search.
+    ``NODE_LIMIT`` / ``TIME_LIMIT`` / ``BACKTRACK_LIMIT``: a budget stopped the
+    search; the counters are those reached so far and are lower bounds of the
+    full search. ``RESTART_LIMIT``: a trial with restarts used up its ``max``
+    attempts (set by the runner's restart loop, never by a solver; censored too).
     ``ERROR``: the trial raised (set by the runner, never by a solver).
     See ``docs/metrics.md``, "Status and censoring".
     """
@@ -45,6 +47,7 @@ class Status(str, enum.Enum):
     NODE_LIMIT = "node_limit"
     TIME_LIMIT = "time_limit"
     BACKTRACK_LIMIT = "backtrack_limit"
+    RESTART_LIMIT = "restart_limit"
     ERROR = "error"
 
     def __str__(self) -> str:  # so f-strings print "solved", not "Status.SOLVED"
@@ -80,6 +83,9 @@ class SearchResult:
             order. N-Queens: the queen's column for each row.
         extra: strategy-specific counters (for example ``amb_restarts``),
             written as extra nullable columns by the runner.
+        estimate: ``mode: estimate`` only: the estimated size of the ``count``-mode
+            tree in placements (Knuth 1975), else None.
+        estimate_se: its standard error, else None.
     """
 
     status: Status
@@ -91,6 +97,8 @@ class SearchResult:
     max_depth: int
     solution: tuple[int, ...] | None = None
     extra: Mapping[str, int] = field(default_factory=dict)
+    estimate: float | None = None
+    estimate_se: float | None = None
 
     def counters(self) -> dict[str, int | str]:
         """The deterministic part of the result as a plain dict (status + counters)."""

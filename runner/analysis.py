@@ -363,7 +363,8 @@ def start_grid(df: pd.DataFrame, metric: str, **filters: Any) -> pd.DataFrame:
         candidates = [c for c in [*trial_keys(sub), *sub.columns] if c not in
                       ("rows", "cols", "start_row", "start_col")]
         vary = [c for c in dict.fromkeys(candidates) if c in sub.columns
-                and c not in NOT_PARAMETERS - {"source", "budget_nodes", "budget_seconds", "seed"}
+                and c not in NOT_PARAMETERS - {"source", "budget_nodes", "budget_seconds",
+                                               "budget_backtracks", "restarts", "probes", "seed"}
                 and sub.loc[dup, c].astype("object").nunique(dropna=False) > 1]
         hint = ", ".join(f"{c}={sub.loc[dup, c].iloc[0]!r}" for c in vary[:3])
         raise ValueError(f"start_grid: the filters {filters or {}} leave {n_dup} trials for start "

@@ -1,4 +1,5 @@
-"""Which trials may carry a backtrack budget (``budget: {backtracks: B}``).
+"""Which trials may carry a backtrack budget (``budget: {backtracks: B}``), restarts
+(:mod:`runner.restarts`) and ``mode: estimate`` with ``probes``.
 
 A backtrack budget stops a search when its backtracks reach B (status
 ``backtrack_limit``, censored); B = 0 is greedy: the first dead end stops it.
@@ -6,7 +7,9 @@ The solvers that honour it are the depth-first searches whose backtracks are
 counted one at a time in tree order: the knight's tour's ``recursive`` and
 ``iterative`` strategies (and the compiled engine), and N-Queens'
 ``recursive``, ``iterative`` and ``bitmask`` (and the compiled engine). A
-split search cannot honour one: its subtree tasks run in parallel.
+split search cannot honour one: its subtree tasks run in parallel. Restarts
+need a search that draws from its seed, ``mode: first``, no split, a strategy
+that honours the cut-off, and ``max`` or a trial budget.
 """
 
 from __future__ import annotations
@@ -14,9 +17,12 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .config import SweepConfig
+from .restarts import Restarts
+from .trial_keys import BUDGET, PROBES, RESTARTS
 from .yaml_source import KeyPath
 
-__all__ = ["BACKTRACK_STRATEGIES", "check_backtrack_budget"]
+__all__ = ["BACKTRACK_STRATEGIES", "check_backtrack_budget", "check_restarts",
+           "check_trial_budget"]
 
 #: problem -> the strategies that honour a backtrack budget.
 BACKTRACK_STRATEGIES: dict[str, tuple[str, ...]] = {
@@ -25,24 +31,56 @@ BACKTRACK_STRATEGIES: dict[str, tuple[str, ...]] = {
 }
 
 
+def check_trial_budget(config: SweepConfig, columns: Mapping[str, Any],
+                       src: Mapping[str, KeyPath], budget: Mapping[str, Any],
+                       restarts: Restarts | None, probes: int | None) -> None:
+    """Refuse a trial whose budget, restarts or probes it cannot honour.
+
+    Args:
+        config: the validated config.
+        columns: one trial's canonical parameter columns.
+        src: parameter (or trial key) -> where its value is written.
+        budget: the trial's budget (``nodes``, ``seconds``, ``backtracks``).
+        restarts: the trial's restart policy, or None.
+        probes: the trial's probes, or None.
+
+    Raises:
+        ConfigError: see :func:`check_backtrack_budget`, :func:`check_restarts` and
+            :func:`check_estimate`.
+    """
+    check_backtrack_budget(config, columns, src, budget.get("backtracks"))
+    check_restarts(config, columns, src, budget, restarts)
+    check_estimate(config, columns, src, probes)
+
+
+def _able(config: SweepConfig, columns: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The strategies of ``columns``' problem that honour a backtrack limit, or None when
+    the trial's strategy (or engine) does."""
+    allowed = BACKTRACK_STRATEGIES.get(config.problem.name, ())
+    if columns.get("engine") == "compiled" or columns.get("strategy") in allowed:
+        return None
+    return allowed
+
+
 def check_backtrack_budget(config: SweepConfig, columns: Mapping[str, Any],
-                           src: Mapping[str, KeyPath]) -> None:
+                           src: Mapping[str, KeyPath], b: int | None = None) -> None:
     """Refuse a backtrack budget on a trial that cannot honour it.
 
     Args:
-        config: the validated config (its ``budget.backtracks`` may be None: nothing to check).
+        config: the validated config.
         columns: one trial's canonical parameter columns.
         src: parameter -> where its value is written (for the message).
+        b: the trial's backtrack budget (None: nothing to check).
 
     Raises:
         ConfigError: a backtrack budget with ``split``, with a problem other than
             those of :data:`BACKTRACK_STRATEGIES`, or with a strategy they do not list.
     """
     m = config.model
-    b = m.budget.backtracks
     if b is None:
         return
-    where: KeyPath = ("budget", "backtracks")
+    where: KeyPath = (src[BUDGET] + ("backtracks",) if BUDGET in src
+                      else ("budget", "backtracks"))
     if m.split is not None:
         raise config.error(where, "no backtrack budget in a split search (its subtree tasks "
                            "run in parallel and cannot share one)",
@@ -55,8 +93,94 @@ def check_backtrack_budget(config: SweepConfig, columns: Mapping[str, Any],
                            f"budget.backtracks with problem {config.problem.name}",
                            "drop budget.backtracks, or use budget.nodes")
     strategy = columns.get("strategy")
-    if columns.get("engine") != "compiled" and strategy not in allowed:
+    if _able(config, columns) is not None:
         raise config.error(src.get("strategy", where),
                            f"a strategy that honours budget.backtracks: {', '.join(allowed)}",
                            f"strategy: {strategy}", "drop budget.backtracks, or pick one of "
                            f"{', '.join(allowed)}")
+
+
+def check_restarts(config: SweepConfig, columns: Mapping[str, Any],
+                   src: Mapping[str, KeyPath], budget: Mapping[str, Any],
+                   restarts: Restarts | None) -> None:
+    """Refuse restarts on a trial that cannot run them.
+
+    Raises:
+        ConfigError: restarts with a ``mode`` other than ``first``, with ``split``, on a
+            trial whose search draws nothing from its seed (every attempt would walk
+            the same tree), ``on: backtracks`` with a strategy that cannot honour a
+            backtrack cut-off, or with neither ``max`` nor any trial budget (the
+            trial could run for ever).
+    """
+    if restarts is None:
+        return
+    where = src.get(RESTARTS, (RESTARTS,))
+    found = f"restarts: {restarts.label()}"
+    mode = columns.get("mode")
+    if mode is not None and mode != "first":
+        raise config.error(src.get("mode", where), "mode: first with restarts (an attempt "
+                           "stops at its first solution)", f"mode: {mode} with {found}",
+                           "drop restarts, or set mode: first")
+    if config.model.split is not None:
+        raise config.error(where, "no restarts in a split search (its subtree tasks run "
+                           "in parallel)", f"{found} with split", "drop split or restarts")
+    seeded = config.problem.seeded
+    if seeded is None or not seeded(columns):
+        fix = ("set tie_break: random (with heuristic: none, a random move order at every "
+               "placement)" if "tie_break" in columns else "drop restarts")
+        raise config.error(where, "restarts on a trial whose search draws from its seed "
+                           "(else every attempt walks the same tree)",
+                           f"{found} on a trial that draws nothing from its seed "
+                           f"({_describe(columns)})", fix)
+    if restarts.on == "backtracks":
+        allowed = _able(config, columns)
+        if allowed is not None:
+            strategy = columns.get("strategy")
+            raise config.error(src.get("strategy", where), "a strategy that honours a "
+                               f"backtrack cut-off: {', '.join(allowed) or 'none'}",
+                               f"strategy: {strategy} with {found}",
+                               f"set restarts.on: nodes, or pick one of {', '.join(allowed)}"
+                               if allowed else "set restarts.on: nodes")
+    if restarts.max is None and all(budget.get(k) is None for k in
+                                    ("nodes", "seconds", "backtracks")):
+        raise config.error(where, "restarts with max (the most attempts) or a trial budget "
+                           "(budget.nodes, budget.backtracks or budget.seconds)",
+                           f"{found} and no budget: the trial could run for ever",
+                           "add max: 1000 to restarts, or a budget, e.g. budget: "
+                           "{nodes: 10_000_000}")
+
+
+def _describe(columns: Mapping[str, Any]) -> str:
+    shown = [f"{k}: {columns[k]}" for k in ("heuristic", "tie_break") if k in columns]
+    return ", ".join(shown) or "no random draw"
+
+
+def check_estimate(config: SweepConfig, columns: Mapping[str, Any],
+                   src: Mapping[str, KeyPath], probes: int | None) -> None:
+    """Refuse ``mode: estimate`` and ``probes`` where they cannot run.
+
+    Raises:
+        ConfigError: ``mode: estimate`` for a problem without an estimator
+            (:attr:`runner.spec.ProblemSpec.estimate`), without ``probes``, or with
+            ``split``; ``probes`` with another mode.
+    """
+    mode = columns.get("mode")
+    where = src.get("mode", ("fixed", "mode"))
+    if mode != "estimate":
+        if probes is not None:
+            raise config.error(src.get(PROBES, (PROBES,)), "probes only with mode: estimate "
+                               "(the random probes of the tree-size estimate)",
+                               f"probes: {probes} with mode: {mode}",
+                               "drop probes, or set mode: estimate")
+        return
+    if config.problem.estimate is None:
+        raise config.error(where, f"a mode that problem {config.problem.name} runs: it has "
+                           "no tree-size estimator", "mode: estimate",
+                           "set mode: first or count")
+    if probes is None:
+        raise config.error(where, "probes: K (the random probes, K >= 1) with mode: estimate",
+                           "mode: estimate without probes", "add probes: 1000 at the top "
+                           "level (or in fixed or matrix)")
+    if config.model.split is not None:
+        raise config.error(("split",), "no split with mode: estimate (the probes are one "
+                           "task)", "split with mode: estimate", "drop split")

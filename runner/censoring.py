@@ -1,6 +1,7 @@
 """Censored trials, in one place: which statuses are censored, and which statistics they bound.
 
-A trial stopped by a budget (``node_limit``, ``time_limit``, ``backtrack_limit``) is
+A trial stopped by a budget (``node_limit``, ``time_limit``, ``backtrack_limit``), or
+a trial with restarts that used up its ``max`` attempts (``restart_limit``), is
 *censored*:
 its counters are lower bounds of the full search's. A statistic over a group
 that holds censored values is itself a lower bound where a censored value
@@ -15,12 +16,12 @@ import math
 import pandas as pd
 
 #: Statuses of trials stopped by a budget: their counters are lower bounds.
-CENSORED = ("node_limit", "time_limit", "backtrack_limit")
+CENSORED = ("node_limit", "time_limit", "backtrack_limit", "restart_limit")
 #: The statuses tables always show, in their order.
 STATUSES = ("solved", "exhausted", "node_limit", "time_limit", "error")
 #: Statuses tables show only when a row has one (before ``error``): only trials with a
-#: backtrack budget (``budget.backtracks``) can end so.
-OCCASIONAL_STATUSES = ("backtrack_limit",)
+#: backtrack budget (``budget.backtracks``), or with restarts, can end so.
+OCCASIONAL_STATUSES = ("backtrack_limit", "restart_limit")
 
 
 def status_order(present) -> list[str]:

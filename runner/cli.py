@@ -219,7 +219,12 @@ def cmd_validate(args, console: Console) -> int:
                 samples.append(trial)
         console.print(f"{label}: OK -- problem {config.problem.name}, {total:,} trials")
     for t in samples:
+        keys = {"budget_nodes": t.budget_nodes, "budget_backtracks": t.budget_backtracks,
+                "budget_seconds": t.budget_seconds,
+                "restarts": f"'{t.restarts.label()}'" if t.restarts is not None else None,
+                "probes": t.probes}
         console.print(f"  {t.trial_id}  " + "  ".join(f"{k}={v}" for k, v in t.columns.items())
+                      + "".join(f"  {k}={v}" for k, v in keys.items() if v is not None)
                       + f"  seed={t.seed}  repeat={t.repeat}", markup=False)
     return 0
 

@@ -38,7 +38,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    StrictFloat,
     StrictInt,
     TypeAdapter,
     ValidationError,
@@ -48,12 +47,22 @@ from . import plugins
 from .errors import ConfigError
 from .overrides import apply_overrides
 from .problems import PROBLEMS, get_problem
-from .seeds import INT64_MAX, INT64_MIN, SEED, check_seeds, seed_hint
+from .restarts import RestartsModel
+from .seeds import INT64_MAX, INT64_MIN, check_seeds, seed_hint
 from .spec import ProblemSpec
+from .trial_keys import (
+    MAX_BUDGET_NODES,
+    MAX_BUDGET_SECONDS,
+    MAX_PROBES,
+    TRIAL_KEYS,
+    BudgetModel,
+    check_trial_keys,
+)
 from .value_messages import describe, did_you_mean, from_pydantic, param_error
 from .yaml_source import MAX_CONFIG_BYTES, KeyPath, Position, parse_yaml
 
-__all__ = ["DEFAULT_TRIAL_CAP", "BudgetModel", "SweepConfig", "SweepModel", "load_config",
+__all__ = ["DEFAULT_TRIAL_CAP", "MAX_BUDGET_NODES", "MAX_BUDGET_SECONDS", "BudgetModel",
+           "SweepConfig", "SweepModel", "load_config",
            "parse_config"]
 
 #: A sweep larger than this needs ``--yes``.
@@ -61,30 +70,12 @@ DEFAULT_TRIAL_CAP = 1_000_000
 
 
 #: Bounds of the numbers a config holds, from what each becomes: ``seed`` is an
-#: int64 column; ``repeat`` an int32 column; ``budget.nodes`` an int64 column
-#: and the solvers' node cap (2^62 stands for "no limit" in their loops);
-#: ``budget.seconds`` a float64 column and the timers of every backend: the Ray
-#: backend cancels a task after budget x 1.1 + 5 s, and the smallest
-#: ``threading.TIMEOUT_MAX`` of the supported platforms is 4,294,967 s.
+#: int64 column; ``repeat`` an int32 column; the budget's bounds are
+#: :mod:`runner.trial_keys`'.
 INT32_MAX = (1 << 31) - 1
-MAX_BUDGET_NODES = 1 << 62
-MAX_BUDGET_SECONDS = 1_000_000.0
 
 #: A whole number: YAML integers only (not true/false, not 3.0, not "3").
 Int64 = Annotated[StrictInt, Field(ge=INT64_MIN, le=INT64_MAX)]
-
-
-class BudgetModel(BaseModel):
-    """``budget``: ``nodes`` (placements, 1..2^62), ``backtracks`` (0..2^62; 0 is greedy:
-    the first dead end stops it; :mod:`runner.budgets`) and ``seconds`` (wall time, > 0
-    and at most :data:`MAX_BUDGET_SECONDS`, finite), each optional. Booleans and strings are
-    refused (``seconds: true`` is not a 1-second budget); ``seconds: 60`` is 60.0."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    nodes: Optional[Annotated[StrictInt, Field(gt=0, le=MAX_BUDGET_NODES)]] = None
-    backtracks: Optional[Annotated[StrictInt, Field(ge=0, le=MAX_BUDGET_NODES)]] = None
-    seconds: Optional[Annotated[StrictFloat, Field(gt=0, le=MAX_BUDGET_SECONDS,
-                                                   allow_inf_nan=False)]] = None
 
 
 class SweepModel(BaseModel):
@@ -99,6 +90,10 @@ class SweepModel(BaseModel):
     exclude: list[dict[str, Any]] = []
     include: list[dict[str, Any]] = []
     budget: BudgetModel = BudgetModel()
+    #: restart policy of every trial (:mod:`runner.restarts`), or none.
+    restarts: Optional[RestartsModel] = None
+    #: random probes of every ``mode: estimate`` trial, or none.
+    probes: Optional[Annotated[StrictInt, Field(ge=1, le=MAX_PROBES)]] = None
     repeats: Annotated[StrictInt, Field(ge=1, le=INT32_MAX)] = 1
     seed: Int64 = 0
     #: ``{depth: D}`` or ``auto``: split every trial into ordered subtree tasks
@@ -230,6 +225,7 @@ def parse_config(text: str, source: str = "<string>",
         first = exc.errors()[0]
         sub = first["loc"][:1]
         allowed = list(BudgetModel.model_fields if sub == ("budget",)
+                       else RestartsModel.model_fields if sub == ("restarts",)
                        else SweepModel.model_fields)
         raise seed_hint(from_pydantic(err, first, (), allowed), first) from None
     try:
@@ -277,7 +273,7 @@ def _check_value(config: SweepConfig, adapters, key: str, value: Any, key_path: 
                  path: KeyPath) -> None:
     """Check one parameter value; ``key_path`` locates the key, ``path`` the value."""
     names = list(adapters)
-    if key == SEED:  # checked by check_seeds
+    if key in TRIAL_KEYS:  # checked by check_seeds and check_trial_keys
         return
     if key not in adapters:
         raise config.error(key_path, f"a parameter of {config.problem.name}: {', '.join(names)}",
@@ -316,6 +312,7 @@ def _check_params(config: SweepConfig) -> None:
     adapters = _adapters(config.problem)
     expandable = config.problem.expand_all
     check_seeds(config)
+    check_trial_keys(config)
     for key, value in m.fixed.items():
         try:
             _check_value(config, adapters, key, value, ("fixed", key), ("fixed", key))
@@ -330,7 +327,7 @@ def _check_params(config: SweepConfig) -> None:
             raise config.error(("matrix", key), "each parameter either fixed or swept",
                                f"{key!r} both in fixed and in matrix",
                                f"delete fixed.{key} or matrix.{key}")
-        if (values == "all" and key in expandable) or key == SEED:
+        if (values == "all" and key in expandable) or key in TRIAL_KEYS:
             continue
         if not isinstance(values, list):
             hint = " (or all)" if key in expandable else ""

@@ -11,6 +11,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from .config import SweepConfig
 from .seeds import SEED
+from .trial_keys import NEW_KEYS, TRIAL_KEYS, values_equal
 
 __all__ = ["exclude_values", "same_search"]
 
@@ -24,12 +25,14 @@ def same_search(config: SweepConfig) -> Callable[[Mapping[str, Any], str, Any, A
     problem = config.problem
 
     def columns(params: Mapping[str, Any]) -> Any:
-        plain = {k: v for k, v in params.items() if k != SEED}  # the seed is no parameter
+        plain = {k: v for k, v in params.items() if k not in TRIAL_KEYS}  # no parameters
         return problem.to_columns(problem.params.model_validate(plain).model_dump())
 
     def equal(params: Mapping[str, Any], key: str, a: Any, b: Any) -> bool:
         if key == SEED:
             return bool(a == b)  # seeds are compared as numbers: no two name one search
+        if key in NEW_KEYS:
+            return values_equal(key, a, b)
         if isinstance(a, str) and isinstance(b, str):
             return a == b  # two names are two values (tie_break: roth is not pohl)
         try:

@@ -31,11 +31,16 @@ from experiments.core import Status
 
 from .interrupts import counting_signals, is_interrupt, reinstall, signals_seen
 from .problems import get_problem
+from .restarts import run_restarts
 from .trial import Trial
 
 #: Metric columns every row carries (the metrics contract, ``docs/metrics.md``), in order.
 METRIC_COLUMNS = ("status", "nodes", "backtracks", "dead_ends", "checks", "solutions",
                   "max_depth", "wall_ns", "cpu_ns")
+#: Result columns of trials with restarts (:mod:`runner.restarts`) and of ``mode:
+#: estimate``; null in the other rows.
+RESTART_COLUMNS = ("abandoned", "attempts", "success_seed")
+ESTIMATE_COLUMNS = ("estimate", "estimate_se")
 
 _HOST = socket.gethostname()
 
@@ -163,6 +168,8 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
         "budget_nodes": trial.budget_nodes,
         "budget_seconds": trial.budget_seconds,
         "budget_backtracks": trial.budget_backtracks,
+        "restarts": trial.restarts.label() if trial.restarts is not None else None,
+        "probes": trial.probes,
         "seed": trial.seed,
         "repeat": trial.repeat,
         "host": _HOST,
@@ -188,11 +195,27 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
             if trial.split is not None:
                 raise ValueError("a split trial runs through its backend's split solver")
             solve = problem.solve
+        restarted: dict[str, Any] = {}
         with exit_guarded(node_id is None):
-            more = ({} if trial.budget_backtracks is None
-                    else {"max_backtracks": trial.budget_backtracks})
-            result = solve(trial.columns, trial.budget_nodes, trial.budget_seconds,
-                           trial.solver_seed, **more)
+            if trial.restarts is not None:
+                run = run_restarts(solve, trial.columns, trial.restarts, trial.solver_seed,
+                                   trial.budget_nodes, trial.budget_seconds,
+                                   trial.budget_backtracks)
+                result = run.result
+                restarted = {"abandoned": run.abandoned, "attempts": run.attempts,
+                             "success_seed": run.success_seed}
+            elif trial.columns.get("mode") == "estimate" and trial.split is None:
+                if problem.estimate is None or trial.probes is None:
+                    lack = "no estimator" if problem.estimate is None else "no probes"
+                    raise ValueError(f"mode: estimate needs probes and an estimator; "
+                                     f"problem {problem.name} has {lack}")
+                result = problem.estimate(trial.columns, trial.probes, trial.budget_nodes,
+                                          trial.budget_seconds, trial.solver_seed)
+            else:
+                more = ({} if trial.budget_backtracks is None
+                        else {"max_backtracks": trial.budget_backtracks})
+                result = solve(trial.columns, trial.budget_nodes, trial.budget_seconds,
+                               trial.solver_seed, **more)
         wall = time.perf_counter_ns() - wall0
         cpu = time.process_time_ns() - cpu0
         error = None
@@ -204,6 +227,7 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
         if signals_seen() != signals:  # a solver swallowed the signal: its result is suspect
             raise KeyboardInterrupt
         row.update(result.counters())
+        row.update(restarted, estimate=result.estimate, estimate_se=result.estimate_se)
         row.update(wall_ns=wall, cpu_ns=cpu,
                    solution=list(result.solution) if result.solution is not None else None,
                    error=error)

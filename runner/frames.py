@@ -35,13 +35,16 @@ PARAMETERS: dict[str, tuple[str, ...]] = {
 #: Columns that are never parameters (ids, budget, metrics, solution, provenance).
 NOT_PARAMETERS = frozenset({
     "trial_id", "run_id", "problem", "source", "budget_nodes", "budget_seconds", "seed",
+    "budget_backtracks", "restarts", "probes", "censored", "abandoned", "attempts",
+    "success_seed", "estimate", "estimate_se",
     "repeat", "repeats", "status", *COUNTERS, *TIMINGS, "solution", "error",
     *{c for problem in PROBLEMS.values() for c in problem.extra_columns}, "compile_ns",
     "candidates", "btlab_version", "git_commit", "python_version", "ray_version", "host",
     "node_id", "pid", "started_at", "plugins", "git_dirty",
 })
 #: Columns besides the parameters that tell two trials apart (not the repeat).
-_TRIAL_KEYS = ("source", "problem", "budget_nodes", "budget_seconds", "seed")
+_TRIAL_KEYS = ("source", "problem", "budget_nodes", "budget_seconds", "budget_backtracks",
+               "restarts", "probes", "seed")
 
 
 # --------------------------------------------------------------------------- columns

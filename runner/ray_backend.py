@@ -370,8 +370,9 @@ def _lost_row(trial: Trial, status: str, message: str, task: _Task | None = None
     """
     out: Row = {"trial_id": trial.trial_id, **trial.columns,
                 "budget_nodes": trial.budget_nodes, "budget_seconds": trial.budget_seconds,
-                "budget_backtracks": trial.budget_backtracks, "seed": trial.seed,
-                "repeat": trial.repeat}
+                "budget_backtracks": trial.budget_backtracks,
+                "restarts": trial.restarts.label() if trial.restarts is not None else None,
+                "probes": trial.probes, "seed": trial.seed, "repeat": trial.repeat}
     out.update({c: None for c in METRIC_COLUMNS})
     out.update(status=status, solution=None, error=message)
     if task is not None and task.started:

@@ -72,23 +72,30 @@ def row_schema(problem: ProblemSpec) -> pa.Schema:
 
     Columns: ``trial_id``, ``run_id``, ``problem``, the problem's parameter
     columns, ``budget_nodes`` (placements), ``budget_seconds`` (s),
-    ``budget_backtracks`` (null: no backtrack budget), ``seed``,
-    ``repeat``, the metrics contract (``status``, ``censored`` (True: the trial
-    stopped at a budget, its counters are lower bounds; :mod:`runner.censoring`),
-    ``nodes``, ``backtracks``,
+    ``budget_backtracks`` (null: no backtrack budget), ``restarts`` (the restart
+    policy's canonical text, :mod:`runner.restarts`; null: none), ``probes`` (``mode:
+    estimate``; null otherwise), ``seed``, ``repeat``, the metrics contract
+    (``status``, ``censored`` (True: the trial stopped at a budget, its counters are
+    lower bounds; :mod:`runner.censoring`), ``nodes``, ``backtracks``,
     ``dead_ends``, ``checks``, ``solutions``, ``max_depth``, ``wall_ns`` and
-    ``cpu_ns`` in nanoseconds), ``solution`` (list of int32), ``error``, the
+    ``cpu_ns`` in nanoseconds), ``abandoned``, ``attempts``, ``success_seed``
+    (trials with restarts; null otherwise), ``estimate`` and ``estimate_se``
+    (``mode: estimate``; null otherwise), ``solution`` (list of int32), ``error``, the
     problem's extra counters, and provenance. The counters are defined in
     ``docs/metrics.md``.
     """
     fields = [("trial_id", pa.string()), ("run_id", pa.string()), ("problem", pa.string())]
     fields += list(zip(problem.columns.names, problem.columns.types))
     fields += [("budget_nodes", pa.int64()), ("budget_seconds", pa.float64()),
-               ("budget_backtracks", pa.int64()), ("seed", pa.int64()), ("repeat", pa.int32()),
+               ("budget_backtracks", pa.int64()), ("restarts", pa.string()),
+               ("probes", pa.int64()), ("seed", pa.int64()), ("repeat", pa.int32()),
                ("status", pa.string()), ("censored", pa.bool_()),
                ("nodes", pa.int64()), ("backtracks", pa.int64()),
                ("dead_ends", pa.int64()), ("checks", pa.int64()), ("solutions", pa.int64()),
                ("max_depth", pa.int64()), ("wall_ns", pa.int64()), ("cpu_ns", pa.int64()),
+               ("abandoned", pa.int64()), ("attempts", pa.int64()),
+               ("success_seed", pa.int64()), ("estimate", pa.float64()),
+               ("estimate_se", pa.float64()),
                ("solution", pa.list_(pa.int32())), ("error", pa.string())]
     fields += [(name, pa.int64()) for name in problem.extra_columns]
     fields += _PROVENANCE

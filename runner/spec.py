@@ -50,6 +50,8 @@ class Params(BaseModel):
 
 #: ``solve(columns, max_nodes, max_seconds, seed) -> SearchResult``.
 SolveFn = Callable[[Mapping[str, Any], "int | None", "float | None", int], SearchResult]
+#: ``estimate(columns, probes, max_nodes, max_seconds, seed) -> SearchResult``.
+EstimateFn = Callable[[Mapping[str, Any], int, "int | None", "float | None", int], SearchResult]
 
 
 @dataclass(frozen=True)
@@ -181,6 +183,12 @@ class ProblemSpec:
         plugins: ``columns -> {param: "module:attr"}``, the plug-ins a trial
             names (their source hash goes into the trial id), or None.
         source: where the problem is described.
+        estimate: ``(columns, probes, max_nodes, max_seconds, seed) -> SearchResult``,
+            the tree-size estimator of ``mode: estimate`` (``probes`` random
+            probes; the result's ``estimate`` and ``estimate_se`` are the
+            estimated ``count``-mode placements and its standard error, its
+            counters the probes' own cost), or None: ``mode: estimate`` is
+            refused for the problem.
     """
 
     name: str
@@ -211,6 +219,7 @@ class ProblemSpec:
     oracles: tuple[Oracle, ...] = ()
     plugins: Callable[[Mapping[str, Any]], Mapping[str, str]] | None = None
     source: str = ""
+    estimate: EstimateFn | None = None
 
     def hook(self, name: str) -> Callable[..., Any] | None:
         """The ``headline``, ``report`` or ``solution_figure`` function, loaded if given by
@@ -254,6 +263,7 @@ class ProblemSpec:
                     f"{what} = {size:,}{unit}",
                     f"use a smaller {what}" + (f", or strategy: {bigger[0]}" if bigger else ""))
         mode = columns.get("mode")
-        if mode is not None and mode not in entry.modes:
+        # mode: estimate runs the problem's estimator, not the strategy (runner.budgets)
+        if mode is not None and mode != "estimate" and mode not in entry.modes:
             raise ParamError("mode", f"mode {' or '.join(entry.modes)} with strategy {name!r}",
                              f"mode: {mode}", f"set mode: {entry.modes[0]}")

@@ -18,13 +18,14 @@ import pyarrow as pa
 from pydantic import ValidationError
 
 from . import plugins
-from .budgets import check_backtrack_budget
+from .budgets import check_trial_budget
 from .config import DEFAULT_TRIAL_CAP, SweepConfig
 from .exclude_values import exclude_values, same_search
 from .matrix import Block, ExpansionError, blocks, find
 from .seeds import SEED, seed_count, seed_values, seedless, swept_seeds
 from .spec import ParamError
 from .trial import Trial
+from .trial_keys import BUDGET, NEW_KEYS, PROBES, TRIAL_KEYS, resolve, restarts_of
 from .value_messages import describe
 
 __all__ = ["EXACT_COUNT_BLOCKS", "check_blocks", "check_trial_cap", "count_trials", "expand",
@@ -68,12 +69,16 @@ def _blocks(config: SweepConfig) -> Iterator[Block]:
 def _columns(config: SweepConfig, block: Block, params: dict) -> dict[str, Any]:
     """Canonical columns of one combination; a combination an include entry made on its
     own may lack a required parameter (a ConfigError at that entry). A seed written
-    among the parameters (:mod:`runner.seeds`) is returned under ``seed``."""
+    among the parameters (:mod:`runner.seeds`) is returned under ``seed``; the trial's
+    budget, restarts and probes, resolved (:func:`runner.trial_keys.resolve`), under
+    ``budget``, ``restarts`` and ``probes``."""
     problem = config.problem
     params = dict(params)
     seed = params.pop(SEED, None)
+    keys = resolve(config, params)
     try:
         columns = problem.to_columns(problem.params.model_validate(params).model_dump())
+        columns.update(keys)
         return columns if seed is None else {**columns, SEED: seed}
     except ValidationError as exc:
         err = exc.errors()[0]
@@ -123,7 +128,6 @@ def iter_trials(config: SweepConfig) -> Iterator[Trial]:
     """
     m = config.model
     problem = config.problem
-    budget = m.budget
     seen: set = set()
     hashes: dict[str, str] = {}
     ranges = _int_ranges(problem.columns)
@@ -136,10 +140,13 @@ def iter_trials(config: SweepConfig) -> Iterator[Trial]:
             seen.add(frozen)
             split, trial_plugins = _check_one(config, columns, src, ranges, hashes)
             seed = columns.pop(SEED, m.seed)
+            keys = {k: columns.pop(k) for k in NEW_KEYS}
+            budget, restarts = keys[BUDGET], restarts_of(keys)
             for r in range(m.repeats):
-                yield Trial(problem.name, columns, budget.nodes, budget.seconds, seed, r,
+                yield Trial(problem.name, columns, budget["nodes"], budget["seconds"], seed, r,
                             split=split, plugins=trial_plugins,
-                            budget_backtracks=budget.backtracks)
+                            budget_backtracks=budget["backtracks"], restarts=restarts,
+                            probes=keys[PROBES])
 
 
 def _check_one(config: SweepConfig, columns: dict, src: dict, ranges: dict,
@@ -152,7 +159,8 @@ def _check_one(config: SweepConfig, columns: dict, src: dict, ranges: dict,
     """
     m = config.model
     problem = config.problem
-    columns = {k: v for k, v in columns.items() if k != SEED}
+    keys = {k: columns[k] for k in NEW_KEYS}
+    columns = {k: v for k, v in columns.items() if k not in TRIAL_KEYS}
     _check_ranges(config, ranges, columns, src)
     try:
         problem.check_strategy(columns)
@@ -160,7 +168,7 @@ def _check_one(config: SweepConfig, columns: dict, src: dict, ranges: dict,
     except ParamError as exc:
         raise config.error(src.get(exc.param, ("fixed",)), exc.expected, exc.found,
                            exc.fix) from None
-    check_backtrack_budget(config, columns, src)
+    check_trial_budget(config, columns, src, keys[BUDGET], restarts_of(keys), keys[PROBES])
     split = None
     if m.split is not None:
         split = m.split if isinstance(m.split, str) else m.split["depth"]

@@ -20,7 +20,11 @@ from .censoring import CENSORED, bound_flags
 from .spec import ProblemSpec
 
 #: Columns every results row has besides the parameters that tell trials apart.
-TRIAL_COLUMNS = ("budget_nodes", "budget_seconds", "seed")
+TRIAL_COLUMNS = ("budget_nodes", "budget_seconds", "budget_backtracks", "restarts", "probes",
+                 "seed")
+#: The trial columns that are groups of the tables when they vary.
+GROUP_TRIAL_COLUMNS = ("budget_nodes", "budget_seconds", "budget_backtracks", "restarts",
+                       "probes")
 
 
 def literal(value: object) -> Text:
@@ -39,6 +43,19 @@ def fmt_int(value: float | int, bound: bool = False) -> str:
     if pd.isna(value):
         return "-"
     return (">=" if bound else "") + f"{int(round(value)):,}"
+
+
+def group_label(value: object) -> str:
+    """A group key's value as a table shows it: ``-`` for none (a trial key left unset,
+    e.g. no restarts), whole numbers without a decimal point."""
+    try:
+        if pd.isna(value):
+            return "-"
+    except (TypeError, ValueError):
+        pass
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def fmt_ns(ns: float) -> str:
@@ -88,7 +105,7 @@ def group_columns(df: pd.DataFrame, spec: ProblemSpec) -> list[str]:
     rest = [c for c in spec.columns.names
             if c not in spec.position_columns and c not in spec.size_columns]
     return ([*spec.size_columns] if sizes else []) + varying(df, rest) + varying(
-        df, ["budget_nodes", "budget_seconds"])
+        df, list(GROUP_TRIAL_COLUMNS))
 
 
 def status_and_work(df: pd.DataFrame, groups: list[str], title: str, trials: str = "trials",
@@ -120,14 +137,19 @@ def status_and_work(df: pd.DataFrame, groups: list[str], title: str, trials: str
     for metric in ("nodes", "backtracks"):
         for stat in ("total", "median", "max"):
             work.add_column(f"{metric} {stat}", justify="right")
-    grouped = (list(df.groupby(groups, sort=False, dropna=False, observed=True)) if groups
+    # a nullable integer group with nulls (budget_nodes of a swept budget) as objects:
+    # pandas cannot list the groups of an Int64 key that holds <NA>
+    keyed = df.assign(**{g: df[g].astype("object") for g in groups
+                         if g in df.columns and str(df[g].dtype) in ("Int64", "Int32")
+                         and df[g].isna().any()})
+    grouped = (list(keyed.groupby(groups, sort=False, dropna=False, observed=True)) if groups
                else [((), df)])
     for key, sub in grouped:
         key = key if isinstance(key, tuple) else (key,)
         status = sub["status"].astype("object")
         censored = status.isin(CENSORED)
         ok = status != "error"
-        head = [str(k) for k in key]
+        head = [group_label(k) for k in key]
         cells = [str(len(sub)), str(int((status == "solved").sum())),
                  str(int((status == "exhausted").sum())), str(int(censored.sum())),
                  str(int((~ok).sum()))]

@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from .restarts import Restarts
+
 #: Parameters that choose how a tree is walked, not which tree.
 WALK_PARAMETERS = frozenset({"strategy", "engine"})
 
@@ -40,6 +42,10 @@ class Trial:
             so an edited plug-in never passes for trials already finished.
             Trials that use only built-ins have the same ids as before
             plug-ins existed.
+        restarts: the restart policy (:mod:`runner.restarts`), or None; part of the
+            trial id (as its :meth:`~runner.restarts.Restarts.label`) only when set.
+        probes: the random probes of ``mode: estimate``, or None; part of the
+            trial id only when set.
         trial_id: stable hash of all of the above but ``split`` (16 hex digits).
         solver_seed: seed handed to the solver (the ``random`` tie-break): a
             hash of the trial's seed and the parameters that shape the search
@@ -58,6 +64,8 @@ class Trial:
     split: int | str | None = field(default=None, compare=False)
     plugins: Mapping[str, str] = field(default_factory=dict, compare=False)
     budget_backtracks: int | None = None
+    restarts: Restarts | None = None
+    probes: int | None = None
 
     def __post_init__(self) -> None:
         key: dict[str, Any] = {"problem": self.problem, "params": dict(self.columns),
@@ -65,6 +73,10 @@ class Trial:
                                "budget_seconds": self.budget_seconds, "seed": self.seed}
         if self.budget_backtracks is not None:
             key["budget_backtracks"] = self.budget_backtracks
+        if self.restarts is not None:
+            key["restarts"] = self.restarts.label()
+        if self.probes is not None:
+            key["probes"] = self.probes
         if self.plugins:
             key["plugins"] = dict(self.plugins)
         tree = {k: v for k, v in self.columns.items() if k not in WALK_PARAMETERS}

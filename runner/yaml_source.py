@@ -171,8 +171,14 @@ def _check_number(node: yaml.ScalarNode, path: KeyPath, source: str) -> None:
 
 def _check_key(key_node: yaml.Node, path: KeyPath, source: str) -> None:
     """Refuse a key that is not a name: a list or mapping (``? [a, b]``), or a scalar
-    YAML reads as a number, boolean, null or date (``1:``, ``true:``, ``~:``)."""
+    YAML reads as a number, boolean, null or date (``1:``, ``true:``, ``~:``). The plain
+    key ``on`` (``restarts: {on: nodes}``), a boolean to YAML 1.1, is read as the name
+    ``on``: the node is retagged as text."""
     if isinstance(key_node, yaml.ScalarNode) and key_node.tag in (_STR_TAG, _MERGE_TAG):
+        return
+    if (isinstance(key_node, yaml.ScalarNode) and key_node.tag.endswith(":bool")
+            and not key_node.style and key_node.value == "on"):
+        key_node.tag = _STR_TAG
         return
     mark = key_node.start_mark
     if isinstance(key_node, yaml.ScalarNode):

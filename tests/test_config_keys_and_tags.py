@@ -142,7 +142,8 @@ def test_an_include_entry_of_its_own_may_say_all():
      ["error at fixed.seed", "sweep seeds under matrix: seed: 1..100"]),
     (K + "fixed: {board: 6}\nmatrix: {repeats: [1, 2]}\n",
      ["repeats is a top-level key, not a parameter"]),
-    (K + "fixed: {board: 6}\nmatrix: {budget: [1, 2]}\n", ["budget is a top-level key"]),
+    (K + "fixed: {board: 6}\nmatrix: {budget: [1, 2]}\n",
+     ["error at matrix.budget[0]", "a budget mapping, merged over the top-level budget"]),
     (K + "fixed: {board: 6}\nmatrix: {bord: [1, 2]}\n", ["did you mean 'board'?"]),
     (K + "fixed: {board: 6, bord: [1, 2]}\n", ["did you mean 'board'?"]),
 ])

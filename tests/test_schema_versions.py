@@ -95,9 +95,13 @@ def test_v1_folder_resumed_keeps_its_part_version_and_gets_censored_from_status(
     old_table = pq.read_table(old)
     assert old_table.column("censored").to_pylist() == [
         s == "node_limit" for *_, s in KNIGHTS_ROWS]
-    # budget_backtracks (added within version 2) is null: those trials had no backtrack budget
-    assert old_table.column("budget_backtracks").null_count == len(KNIGHTS_ROWS)
-    assert old_table.drop(["censored", "budget_backtracks"]).equals(before)
+    # columns added within version 2 are null: those trials had no backtrack budget,
+    # restarts or estimate
+    added = ["budget_backtracks", "restarts", "probes", "abandoned", "attempts",
+             "success_seed", "estimate", "estimate_se"]
+    for name in added:
+        assert old_table.column(name).null_count == len(KNIGHTS_ROWS), name
+    assert old_table.drop(["censored", *added]).equals(before)
     new_table = pq.read_table(new)
     assert new_table.schema.names.index("censored") == new_table.schema.names.index("status") + 1
     assert new_table.column("censored").to_pylist() == [

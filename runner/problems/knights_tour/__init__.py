@@ -107,7 +107,7 @@ class KnightsParams(Params):
         "none", description=f"a heuristic: {_HEURISTIC_CHOICES}", examples=["warnsdorff"])
     tie_break: Literal[TIE_BREAKS] = "move_order"  # type: ignore[valid-type]
     strategy: Literal[tuple(STRATEGIES)] = "recursive"  # type: ignore[valid-type]
-    mode: Literal["first", "count"] = "first"
+    mode: Literal["first", "count", "estimate"] = "first"
     move_order: Union[MoveOrder, Literal["default"]] = Field(
         "default", description="default, or the 8 knight moves as [d_row, d_col] pairs, each "
         "once", examples=["[[-1, -2], [-2, -1], [-2, 1], [-1, 2], [1, 2], [2, 1], [2, -1], "

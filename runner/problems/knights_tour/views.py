@@ -18,7 +18,15 @@ from ... import plots
 from ...board_plots import TOUR_ENDS, TOUR_FULL_MAX_SIDE, TOUR_FULL_MAX_SQUARES, tour_downsampled
 from ...censoring import CENSORED
 from ...html import MAX_PLOTS_PER_KIND, figure, figures
-from ...tables import add_row, fmt_int, group_columns, literal, one_per_trial, status_and_work
+from ...tables import (
+    add_row,
+    fmt_int,
+    group_columns,
+    group_label,
+    literal,
+    one_per_trial,
+    status_and_work,
+)
 from . import PROBLEM
 
 #: Start grids are printed cell by cell up to this many columns ...
@@ -37,7 +45,7 @@ def headline(df: pd.DataFrame, console: Console) -> None:
     for key, sub in grouped:
         if sub[["rows", "cols"]].drop_duplicates().shape[0] != 1:
             continue
-        label = ", ".join(f"{g}={k}" for g, k in zip(groups, key)) or "all trials"
+        label = ", ".join(f"{g}={group_label(k)}" for g, k in zip(groups, key)) or "all trials"
         console.print(start_grid_text(sub, "backtracks",
                                       title=f"backtracks by start square ({label})"))
 

@@ -38,7 +38,7 @@ class QueensParams(Params):
 
     n: PositiveInt
     strategy: Literal[tuple(STRATEGIES)] = "recursive"  # type: ignore[valid-type]
-    mode: Literal["first", "count"] = "first"
+    mode: Literal["first", "count", "estimate"] = "first"
     unique: StrictBool = False
     method: Literal[(*CONSTRUCTIONS, "none")] = "none"  # type: ignore[valid-type]
     engine: Literal["python", "compiled"] = "python"
