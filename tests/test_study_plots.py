@@ -1,4 +1,5 @@
-"""The share of trials solved (runner.rates) and its plot against size (runner.rate_plots)."""
+"""The plots and tables of the studies: the share of trials solved (runner.rates) against
+size (runner.rate_plots), and the share finished within a cost (plots.finished_curves)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pandas as pd
 import pytest
 
 from runner import analysis, plots
+from runner.survival_plots import SLOPE_ONE
 
 matplotlib.use("Agg")
 
@@ -65,3 +67,27 @@ def test_solved_share_vs_size_plot(tmp_path):
     one = plots.solved_share_vs_size(frame(), rows=8)
     assert one.axes[0].containers[0].lines[0].get_ydata().tolist() == [75.0]
     assert one.axes[0].get_legend() is None
+
+
+def test_finished_curves_steps_bands_and_slope_one_line():
+    # group a: finishes at 10 and 40 of 4 trials (2 censored at 100); b: none finished
+    df = pd.DataFrame([{"restarts": r, "status": s, "nodes": n, "seed": i, "repeat": 0,
+                        "mode": "first"}
+                       for i, (r, s, n) in enumerate([
+                           ("a", "solved", 10), ("a", "solved", 40), ("a", "node_limit", 100),
+                           ("a", "node_limit", 100), ("b", "node_limit", 100),
+                           ("b", "node_limit", 100)])])
+    fig = plots.finished_curves(df, by="restarts")
+    ax = fig.axes[0]
+    assert ax.get_legend_handles_labels()[1] == ["a: 2 of 4 finished", "b: 0 of 2 finished"]
+    step, empty = ax.lines[0], ax.lines[2]
+    assert step.get_xdata().tolist() == [10, 40, 100]
+    assert step.get_ydata().tolist() == pytest.approx([0.25, 0.5, 0.5])   # 1 - Kaplan-Meier
+    assert len(empty.get_xdata()) == 0
+    [ref] = [ln for ln in ax.lines if ln.get_gid() == SLOPE_ONE]
+    x, y = ref.get_xdata(), ref.get_ydata()
+    assert (x[0], x[-1]) == pytest.approx((10, 100)) and y[-1] == pytest.approx(0.5)
+    assert y[0] == pytest.approx(0.05)                                      # slope 1: y / x fixed
+    assert ax.get_xscale() == ax.get_yscale() == "log"
+    bare = plots.finished_curves(df, by="restarts", reference=False)
+    assert not [ln for ln in bare.axes[0].lines if ln.get_gid() == SLOPE_ONE]
