@@ -91,3 +91,12 @@ def test_finished_curves_steps_bands_and_slope_one_line():
     assert ax.get_xscale() == ax.get_yscale() == "log"
     bare = plots.finished_curves(df, by="restarts", reference=False)
     assert not [ln for ln in bare.axes[0].lines if ln.get_gid() == SLOPE_ONE]
+
+
+def test_metric_vs_size_log_size_axis_keeps_a_tick_per_size():
+    df = frame().assign(status="solved", strategy="iterative")
+    ax = plots.metric_vs_size(df, "nodes", by=None, logx=True).axes[0]
+    assert ax.get_xscale() == "log"
+    assert ax.get_xticks().tolist() == [8, 20]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["8", "20"]
+    assert plots.metric_vs_size(df, "nodes", by=None).axes[0].get_xscale() == "linear"
