@@ -965,7 +965,7 @@ def test_studies_commands(capsys):
     assert len(STUDY_PY) == 5
 
 
-@pytest.mark.filterwarnings("ignore:The Hessian for WeibullFitter")   # 2 tours in 8 trials
+@pytest.mark.filterwarnings("ignore::lifelines.exceptions.ApproximationWarning")  # 8 trials
 def test_studies_fast(tmp_path):
     """Sections 4 and 5 on small runs of their configs (serial; a few seeds, among them two
     that find a tour early, 37 and 281; two small boards): the blocks run and draw."""
