@@ -102,8 +102,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-retry-errors", action="store_true",
                      help="keep the rows of trials that ended with status error: a rerun "
                      "does not run them again (by default it does, and the new row replaces "
-                     "the error row; time_limit, node_limit and backtrack_limit rows are results, "
-                     "never re-run)")
+                     "the error row; time_limit, node_limit, backtrack_limit and restart_limit "
+                     "rows are results, never re-run)")
     run.add_argument("--yes", action="store_true",
                      help="run a sweep larger than the trial cap (1,000,000)")
     run.add_argument("--quiet", action="store_true",

@@ -31,8 +31,8 @@ from .censoring import is_censored
 from .problems import get_problem
 from .spec import ProblemSpec
 
-__all__ = ["SEED", "TREE", "WALK", "most_informative", "one_per_search", "search_columns",
-           "with_keys"]
+__all__ = ["SEARCH_KEYS", "SEED", "TREE", "WALK", "most_informative", "one_per_search",
+           "search_columns", "with_keys"]
 
 #: The column :func:`with_keys` adds: the tree a trial's strategy walks.
 TREE = "tree"
@@ -40,6 +40,10 @@ TREE = "tree"
 SEED = "search_seed"
 #: Parameters that say how a search is walked, not which: never paired on by default.
 WALK = ("strategy", "engine")
+#: Trial keys that define the search whatever the problem: a trial with restarts walks
+#: other trees than one without (or with another policy), a ``mode: estimate`` trial's
+#: probes are its search. Budgets do not: they only cut a search short.
+SEARCH_KEYS = ("restarts", "probes")
 
 
 def _specs(df: pd.DataFrame) -> list[ProblemSpec | None]:
@@ -65,9 +69,10 @@ def search_columns(df: pd.DataFrame, exclude: Sequence[str] = ()) -> list[str]:
     Returns:
         Column names in the spec's order: ``problem`` (when present), then each
         problem's :attr:`~runner.spec.ProblemSpec.pair_on` columns present in
-        ``df``, with ``strategy`` replaced by :data:`TREE`, then :data:`SEED`
-        when a problem's searches may draw from the seed (add both with
-        :func:`with_keys`). A problem without ``pair_on``, or one whose spec
+        ``df``, with ``strategy`` replaced by :data:`TREE`, then
+        :data:`SEARCH_KEYS` (``restarts``, ``probes``) when ``df`` has them, then
+        :data:`SEED` when a problem's searches may draw from the seed (add both
+        with :func:`with_keys`). A problem without ``pair_on``, or one whose spec
         does not load: every parameter column but ``strategy`` and ``engine``.
     """
     from .frames import parameter_columns  # frames imports the problem registry too
@@ -80,6 +85,7 @@ def search_columns(df: pd.DataFrame, exclude: Sequence[str] = ()) -> list[str]:
             names += [c for c in parameter_columns(df) if c not in WALK]
         else:
             names += [TREE if c == "strategy" else c for c in listed]
+    names += [c for c in SEARCH_KEYS if c in df.columns]
     if any(spec is not None and spec.seeded is not None for spec in specs):
         names.append(SEED)
     skip = set(exclude) | ({TREE} if "strategy" in exclude else set())

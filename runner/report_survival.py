@@ -31,7 +31,7 @@ from .frames import TIMINGS, aggregate_repeats, format_value
 from .html import escape as _e
 from .html import figure, figures, skipped
 from .html import table as _table
-from .pair_keys import TREE, one_per_search, search_columns, with_keys
+from .pair_keys import SEARCH_KEYS, TREE, one_per_search, search_columns, with_keys
 from .spec import ProblemSpec
 from .survival import logrank, quantiles
 from .survival_plots import cactus, group_label, survival_curves
@@ -78,6 +78,9 @@ def group_columns(df: pd.DataFrame, spec: ProblemSpec | None, metric: str = "nod
              and c in rows.columns and rows[c].nunique(dropna=True) > 1
              and (counter or c != TREE)]
     cols += [c for c in sizes if c in rows.columns and rows[c].nunique(dropna=True) > 1]
+    # restarts (null: none) and probes define the search: with and without are two curves
+    cols += [c for c in SEARCH_KEYS if c in rows.columns and rows[c].notna().any()
+             and rows[c].nunique(dropna=False) > 1]
     return list(dict.fromkeys(cols))
 
 
@@ -100,6 +103,9 @@ def survival_section(df: pd.DataFrame, spec: ProblemSpec | None,
     if df.empty or metric not in df.columns or "status" not in df.columns:
         return ""
     by = group_columns(df, spec, metric)
+    unset = {c: df[c].astype("object").where(df[c].notna(), "none")
+             for c in SEARCH_KEYS if c in by}
+    df = df.assign(**unset)  # a trial without restarts is the group "none", not dropped
     aside = ""
     if metric not in TIMINGS and not metric.endswith("_ns"):
         whole = df

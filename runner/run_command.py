@@ -115,8 +115,8 @@ def cmd_run(args, console: Console) -> int:
             if count:
                 console.print(f"[yellow]{count} {what}[/yellow]")
     # the headline's columns only: the tours and the provenance stay on disk
-    columns = ["trial_id", "problem", *config.problem.columns.names, "budget_nodes",
-               "budget_seconds", "seed", "repeat", *METRIC_COLUMNS, "error"]
+    columns = ["trial_id", "problem", *config.problem.columns.names, *TRIAL_COLUMNS,
+               "repeat", *METRIC_COLUMNS, "abandoned", "error"]
     kept_errors = 0  # error rows of this config's trials on disk (kept: --no-retry-errors)
     if store.has_parts():
         # part by part, one row per trial key: the driver's memory stays flat with the trials
@@ -158,6 +158,13 @@ def _closing_lines(config, folder: str) -> list[str]:
               f"{budget.backtracks:,} backtracks" if budget.backtracks is not None else "",
               f"{budget.seconds:g} s" if budget.seconds else ""]
     limit = " or ".join(x for x in limits if x)
+    m = config.model
+    written = [m.fixed, m.matrix, *m.include]
+    if any("budget" in e for e in written):  # each trial's own: its budget_* columns
+        limit = "each trial's budget: columns budget_nodes, budget_backtracks, budget_seconds"
+    if m.restarts is not None or any("restarts" in e for e in written):
+        limit = (f"{limit}, or max restarts (status restart_limit)" if limit
+                 else "max restarts (status restart_limit)")
     quoted = shlex.quote(folder)
     lines = [f"censored trials: stopped at the budget ({limit}) before finishing; their "
              "counters are lower bounds, written >=N"] if limit else []

@@ -87,7 +87,8 @@ def drop_error_rows(store: ResultStore, wanted: Container[str]) -> tuple[set[str
     A trial of ``wanted`` with an ``error`` row runs again; its error rows are
     removed from their parts now (an error row beside another row of the same
     trial, left by an older btlab, goes too). Rows with other statuses
-    (``time_limit``, ``node_limit`` and ``backtrack_limit`` are results) stay.
+    (``time_limit``, ``node_limit``, ``backtrack_limit`` and ``restart_limit`` are
+    results) stay.
 
     Returns:
         (the trial ids with a row that is not an error, or not in ``wanted``;

@@ -80,7 +80,9 @@ def one_per_trial(df: pd.DataFrame, spec: ProblemSpec) -> pd.DataFrame:
     the order of ``df`` (config order for show and run)."""
     if "repeat" not in df.columns or df.empty or df["repeat"].max() == 0:
         return df
-    keys = [c for c in [*spec.columns.names, *TRIAL_COLUMNS] if c in df.columns]
+    # a trial column no row sets (restarts in a sweep without them) tells no trial apart
+    keys = [c for c in [*spec.columns.names, *TRIAL_COLUMNS] if c in df.columns
+            and (c in spec.columns.names or df[c].notna().any())]
     by_trial = df.groupby(keys, dropna=False, sort=False, observed=True)
     timing = by_trial[["wall_ns", "cpu_ns"]].median()
     first = df.sort_values("repeat", kind="stable").drop_duplicates(keys, keep="first")
@@ -137,13 +139,10 @@ def status_and_work(df: pd.DataFrame, groups: list[str], title: str, trials: str
     for metric in ("nodes", "backtracks"):
         for stat in ("total", "median", "max"):
             work.add_column(f"{metric} {stat}", justify="right")
-    # a nullable integer group with nulls (budget_nodes of a swept budget) as objects:
-    # pandas cannot list the groups of an Int64 key that holds <NA>
-    keyed = df.assign(**{g: df[g].astype("object") for g in groups
-                         if g in df.columns and str(df[g].dtype) in ("Int64", "Int32")
-                         and df[g].isna().any()})
-    grouped = (list(keyed.groupby(groups, sort=False, dropna=False, observed=True)) if groups
-               else [((), df)])
+    # iterated, not list(): pandas cannot count the groups of a key holding nulls (a
+    # budget column of a swept budget, restarts null for "none")
+    grouped = ([(k, g) for k, g in df.groupby(groups, sort=False, dropna=False, observed=True)]
+               if groups else [((), df)])
     for key, sub in grouped:
         key = key if isinstance(key, tuple) else (key,)
         status = sub["status"].astype("object")
@@ -153,8 +152,11 @@ def status_and_work(df: pd.DataFrame, groups: list[str], title: str, trials: str
         cells = [str(len(sub)), str(int((status == "solved").sum())),
                  str(int((status == "exhausted").sum())), str(int(censored.sum())),
                  str(int((~ok).sum()))]
-        if zero:
-            cells.append(str(int(((status == "solved") & (sub["backtracks"] == 0)).sum())))
+        if zero:  # a restart trial abandoned paths: backtrack-free only on its first attempt
+            fresh = (sub["abandoned"].fillna(0) == 0 if "abandoned" in sub.columns
+                     else True)
+            cells.append(str(int(((status == "solved") & (sub["backtracks"] == 0)
+                                  & fresh).sum())))
         if solutions:
             cells.append(bounded_stats(sub.loc[ok, "solutions"], censored[ok])["total"])
         add_row(counts, *head, *cells)
