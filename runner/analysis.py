@@ -27,7 +27,9 @@ Modules. This one loads results (:func:`load`, with dtypes), summarises them
 (:func:`start_grid`). The paired comparison (:func:`compare`,
 :class:`Comparison`, :func:`timing_spread`) lives in :mod:`runner.pairing`,
 the column roles, repeat folding, row selection and value formatting in
-:mod:`runner.frames`; their public names are re-exported here, so
+:mod:`runner.frames`, the survival analysis in :mod:`runner.survival` and the
+share of trials solved (:func:`solved_share`) in :mod:`runner.rates`; their
+public names are re-exported here, so
 ``analysis.compare(...)`` and ``analysis.aggregate_repeats(...)`` keep working.
 """
 
@@ -60,6 +62,7 @@ from .frames import (
     trial_keys,
 )
 from .pairing import BOUNDS, Comparison, compare, timing_spread
+from .rates import solved_share
 from .store import config_of, is_uri, load_rows, part_files
 from .store_read import locate
 from .survival import logrank, quantiles, survival
@@ -70,7 +73,7 @@ __all__ = [
     "BOUNDS", "CENSORED", "COUNTERS", "NOT_PARAMETERS", "PARAMETERS", "STATUSES", "TIMINGS",
     "Comparison", "aggregate_repeats", "compare", "format_seconds", "format_value",
     "is_censored", "load", "logrank", "parameter_columns", "quantiles", "select",
-    "start_grid", "summary", "survival", "timing_spread", "trial_keys",
+    "solved_share", "start_grid", "summary", "survival", "timing_spread", "trial_keys",
 ]
 
 _GLOB_CHARS = set("*?[")

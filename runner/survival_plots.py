@@ -6,6 +6,12 @@
   "Heavy-tailed phenomena in satisfiability and constraint satisfaction
   problems", J. Automated Reasoning 24, 2000) -- with the confidence band and
   a tick where trials were censored (stopped at their budget).
+- :func:`finished_curves`: the other side of the same estimate, P(cost <= x),
+  on log-log axes with a line of slope 1 per group: the shape of the early
+  finishes when most trials stop at the budget (a memoryless cost rises with
+  slope 1 there; a flatter rise is a hazard that falls as the search goes on,
+  the mark of a heavy tail and the case where restarts pay: Luby, Sinclair &
+  Zuckerman, "Optimal speedup of Las Vegas algorithms", IPL 47, 1993).
 - :func:`cactus`: trials finished against a budget (x: the budget in the
   metric's unit, y: the number or percent of a group's trials that finished
   within it), one line per group, as solver competitions plot instances
@@ -30,11 +36,14 @@ from .frames import as_list
 from .survival import survival
 from .trend_plots import _scale, label
 
-__all__ = ["CENSOR_MARK", "cactus", "group_label", "survival_curves"]
+__all__ = ["CENSOR_MARK", "SLOPE_ONE", "cactus", "finished_curves", "group_label",
+           "survival_curves"]
 
 #: The ``gid`` of the line that carries a group's censoring ticks (one point per distinct
 #: censored value): ``[l for l in ax.lines if l.get_gid() == CENSOR_MARK]``.
 CENSOR_MARK = "censored"
+#: The ``gid`` of a group's slope-1 reference line in :func:`finished_curves`.
+SLOPE_ONE = "slope one"
 
 
 def group_label(by: Sequence[str], key: tuple[Any, ...]) -> str:
@@ -123,6 +132,74 @@ def survival_curves(df: pd.DataFrame, by: Sequence[str] | str | None = None,
     ax.set_title(title or f"Survival of {label(metric)}: share of trials not finished "
                  "within x\n| censored (stopped at a budget); band: "
                  f"{100 * (1 - alpha):.0f} % pointwise confidence", fontsize=10)
+    _legend(fig, ax)
+    return finish(fig, path)
+
+
+def finished_curves(df: pd.DataFrame, by: Sequence[str] | str | None = None,
+                    metric: str = "nodes", *, alpha: float = 0.05, reference: bool = True,
+                    title: str | None = None, path: Any = None) -> Figure:
+    """Kaplan-Meier estimate of P(cost <= x) per group on log-log axes, with slope-1 lines.
+
+    When most trials stop at their budget, S(x) = P(cost > x) stays near 1 and
+    :func:`survival_curves` shows little; its complement, the share finished
+    within x, shows how the early finishes grow. A cost with a constant
+    finishing rate (exponential: no memory, restarts cannot help) has
+    P(cost <= x) close to x / mean while that share is small: a line of slope
+    1 on log-log axes. A flatter curve finishes early more often than that
+    and later less often: a finishing rate that falls with the cost (Weibull
+    shape < 1), a heavy tail.
+
+    Args:
+        df, by, metric, alpha, title, path: as :func:`survival_curves`.
+        reference: draw per group a dashed line of slope 1 (gid
+            :data:`SLOPE_ONE`) through the curve's last point, the shape an
+            exponential cost with the same share finished at that point has.
+
+    Returns:
+        The Figure, one Axes: per group one step line of 1 - S(x) from its
+        first finished trial on (labelled with the group and ``k of n
+        finished``), its shaded band, and the reference line; both axes
+        logarithmic. A group with no finished trial has no line, only its
+        legend entry (``0 of n finished``).
+
+    Raises:
+        ValueError: as :func:`runner.survival.survival`.
+    """
+    by = as_list(by)
+    curves, _ = _curves(df, by, metric, alpha)
+    fig = Figure(figsize=(7.5, 4.8), layout="constrained")
+    ax = fig.add_subplot()
+    for i, (key, g) in enumerate(curves):
+        colour = f"C{i % 10}"
+        total = int(g["at_risk"].iloc[0])
+        finished = int(g["events"].sum())
+        text = f"{group_label(by, key)}: {finished:,} of {total:,} finished"
+        f = 1.0 - g["survival"].to_numpy(dtype="float64")
+        x = _scale(metric, g["x"].to_numpy(dtype="float64"))
+        keep = (f > 0) & (x > 0)
+        if not keep.any():
+            ax.plot([], [], color=colour, lw=1.6, label=text)
+            continue
+        x, f = x[keep], f[keep]
+        ax.step(x, f, where="post", color=colour, lw=1.6, label=text)
+        lo = 1.0 - g["ci_high"].to_numpy(dtype="float64")[keep]
+        hi = 1.0 - g["ci_low"].to_numpy(dtype="float64")[keep]
+        ax.fill_between(x, np.maximum(lo, f * 1e-3), hi, step="post", color=colour,
+                        alpha=0.15, lw=0)
+        if reference:
+            xs = np.geomspace(x[0], x[-1], 50)
+            ax.plot(xs, f[-1] * xs / x[-1], linestyle="--", color=colour, lw=1.0,
+                    gid=SLOPE_ONE, label="_slope one")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(f"{label(metric)} (log scale)")
+    ax.set_ylabel("P(cost <= x), Kaplan-Meier (log scale)")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.set_title(title or f"Share of trials finished within x {label(metric)}\n"
+                 + ("dashed: slope 1, a constant finishing rate (no memory); "
+                    if reference else "")
+                 + f"band: {100 * (1 - alpha):.0f} % pointwise confidence", fontsize=10)
     _legend(fig, ax)
     return finish(fig, path)
 

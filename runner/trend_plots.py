@@ -73,7 +73,8 @@ def _series_by(df: pd.DataFrame, by: str | None) -> str | None:
 
 
 def metric_vs_size(df: pd.DataFrame, metric: str = "nodes", *, by: str | None = "strategy",
-                   title: str | None = None, path=None, **filters: Any) -> Figure:
+                   logx: bool = False, title: str | None = None, path=None,
+                   **filters: Any) -> Figure:
     """A metric against the problem size, one line per value of ``by``, log y.
 
     Each point is the median over the trials of that size and series
@@ -86,6 +87,8 @@ def metric_vs_size(df: pd.DataFrame, metric: str = "nodes", *, by: str | None = 
         metric: the metric (timings in seconds).
         by: the column naming the series (default ``strategy``; None: the
             first varying of strategy, heuristic, tie_break, mode, source).
+        logx: a logarithmic size axis (sizes spread over decades, 8 to 200),
+            still one tick per size.
         title: the title (default names metric and filters).
         path: where to save, or None.
         **filters: column=value filters applied first.
@@ -137,8 +140,13 @@ def metric_vs_size(df: pd.DataFrame, metric: str = "nodes", *, by: str | None = 
     else:
         ax.set_yscale("log")
     sizes = sorted(t["_size"].unique())
+    if logx:
+        ax.set_xscale("log")
+        ax.minorticks_off()
     if len(sizes) <= 20:
         ax.set_xticks(sizes)
+        if logx:
+            ax.set_xticklabels([str(v) for v in sizes])
     ax.set_xlabel(xlabel)
     ax.set_ylabel(f"{label(metric)}, median, log scale")
     ax.grid(True, which="major", alpha=0.35)

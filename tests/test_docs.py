@@ -239,6 +239,41 @@ BLOCKS: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
         FAST, "section 3", ("test_analysis_fast", "test_analysis_slow")),
     ("docs/analysis.md", "repeat                0        1        2        3        4"): (
         OUTPUT, "timings, measured once: the shape is compared (slow)", ("test_analysis_slow",)),
+    ("docs/analysis.md", "btlab run configs/heavy_tails_8x8.yaml"): (
+        VALIDATED, "2,000 trials of up to 10^7 placements, about 10 minutes on 2 shared cores: "
+        "parsed, the config loaded and counted (fast); run as written (slow)",
+        ("test_studies_commands", "test_studies_slow")),
+    ("docs/analysis.md", 'ht = analysis.load("results/heavy-tails-8x8")'): (
+        FAST, "section 4: run on a small run of the config (a few seeds, 3 x 10^5 placements; "
+        "fast), on the config's own results (slow), outputs compared there",
+        ("test_studies_fast", "test_studies_slow")),
+    ("docs/analysis.md", "restarts  trials  solved  share"): (
+        OUTPUT, "counters: compared (slow)", ("test_studies_slow",)),
+    ("docs/analysis.md", 'done = ht[ht["status"] == "solved"]'): (
+        FAST, "section 4", ("test_studies_fast", "test_studies_slow")),
+    ("docs/analysis.md", "mean (all, >=)  finished"): (
+        OUTPUT, "counters: compared (slow)", ("test_studies_slow",)),
+    ("docs/analysis.md", "from lifelines import WeibullFitter"): (
+        FAST, "section 4; writes docs/img/heavy-tails-survival.png and "
+        "heavy-tails-finished.png in the working folder",
+        ("test_studies_fast", "test_studies_slow")),
+    ("docs/analysis.md", "none: Weibull shape"): (
+        OUTPUT, "fits of the counters: compared (slow)", ("test_studies_slow",)),
+    ("docs/analysis.md", "btlab run configs/warnsdorff_random_ties.yaml"): (
+        VALIDATED, "3,600 trials, a minute or two on 2 shared cores: parsed, the config loaded "
+        "and counted (fast); run as written (slow)",
+        ("test_studies_commands", "test_studies_slow")),
+    ("docs/analysis.md", 'wr = analysis.load("results/warnsdorff-random-ties")'): (
+        FAST, "section 5: run on a small run of the config (n = 8 and 12, 5 seeds; fast), on "
+        "the config's own results (slow), outputs compared there",
+        ("test_studies_fast", "test_studies_slow")),
+    ("docs/analysis.md", "rows  trials  solved  share  ci_low  ci_high  errors  stuck_at"): (
+        OUTPUT, "counters: compared (slow)", ("test_studies_slow",)),
+    ("docs/analysis.md", 'restarted = wr[wr["restarts"] != "none"]'): (
+        FAST, "section 5; writes docs/img/warnsdorff-random-ties-greedy.png and "
+        "warnsdorff-random-ties-restarts.png", ("test_studies_fast", "test_studies_slow")),
+    ("docs/analysis.md", "solved attempts attempts_max nodes_median"): (
+        OUTPUT, "counters: compared (slow)", ("test_studies_slow",)),
     # ---- docs/cluster.md
     ("docs/cluster.md", "python3.11 -m venv ~/btlab-venv && ~/btlab-venv/bin/pip install"): (
         VALIDATED, "installs on other machines: the lines checked (a venv, pip install of the "
@@ -881,6 +916,92 @@ def test_analysis_baseline(tmp_path):
     assert compare_outputs(BASELINE_PY, outs[1:], "test_analysis_baseline") == 2
     for img in ("survival-with-plain-1e9.png", "cactus-with-plain-1e9.png"):
         assert (wd / "docs" / "img" / img).stat().st_size > 0, img
+
+
+# --------------------------------------------------------------------------- studies
+
+#: The study configs of docs/analysis.md sections 4 and 5: file -> (results folder, trials).
+STUDIES = {"heavy_tails_8x8.yaml": ("heavy-tails-8x8", 2_000),
+           "warnsdorff_random_ties.yaml": ("warnsdorff-random-ties", 3_600)}
+#: The Python blocks of sections 4 and 5, in file order.
+STUDY_PY = _analysis_python("test_studies_fast")
+#: What section 1 imports, which sections 4 and 5 use.
+STUDY_PRELUDE = Block("docs/analysis.md", 0, "python",
+                      "import pandas as pd\nfrom runner import analysis, plots\n\n"
+                      "pd.set_option(\"display.width\", 120)\n")
+#: Environment variables naming real results folders of the two study configs: with both
+#: set, test_studies_slow reads them instead of running the configs (10 minutes).
+STUDY_ENV = ("BTLAB_DOCS_HEAVY_TAILS", "BTLAB_DOCS_WARNSDORFF_TIES")
+
+
+def _study_runs(snippets: tuple[str, ...]) -> list[list[str]]:
+    out = []
+    for snippet in snippets:
+        [cmd] = commands(block("docs/analysis.md", snippet))
+        argv = btlab_argv(cmd)
+        assert argv is not None
+        out.append(argv)
+    return out
+
+
+STUDY_RUNS = ("btlab run configs/heavy_tails_8x8.yaml",
+              "btlab run configs/warnsdorff_random_ties.yaml")
+
+
+def test_studies_commands(capsys):
+    """The two study commands: parsed, their configs loaded, as the docs describe them
+    (trials counted by `btlab validate`)."""
+    for argv, (config, (name, trials)) in zip(_study_runs(STUDY_RUNS), STUDIES.items()):
+        args = parse_btlab(argv)
+        assert args.command == "run" and args.config == f"configs/{config}"
+        model = load_config(ROOT / args.config).model
+        assert model.name == name and model.fixed["engine"] == "compiled"
+        assert model.fixed["tie_break"] == "random" and model.fixed["start"] == [0, 0]
+        capsys.readouterr()
+        assert run_btlab(["validate", args.config], ROOT) == 0
+        assert f"OK -- problem knights_tour, {trials:,} trials" in capsys.readouterr().out
+    heavy = load_config(ROOT / "configs" / "heavy_tails_8x8.yaml").model
+    assert heavy.budget.nodes == 10_000_000 and heavy.fixed["heuristic"] == "none"
+    assert len(STUDY_PY) == 5
+
+
+@pytest.mark.filterwarnings("ignore::lifelines.exceptions.ApproximationWarning")  # 8 trials
+def test_studies_fast(tmp_path):
+    """Sections 4 and 5 on small runs of their configs (serial; a few seeds, among them two
+    that find a tour early, 37 and 281; two small boards): the blocks run and draw."""
+    wd = workdir(tmp_path)
+    for config in STUDIES:
+        shutil.copy(ROOT / "configs" / config, wd / "configs" / config)
+    small = (["matrix.seed=[37, 281, 1, 2]", "budget.nodes=300_000"],
+             ["matrix.board=[8, 12]", "matrix.seed=1..5"])
+    for argv, extra in zip(_study_runs(STUDY_RUNS), small):
+        assert run_btlab([*argv, *extra, "--backend", "serial", "--quiet"], wd) == 0
+    outs = run_python([STUDY_PRELUDE, *STUDY_PY], wd)
+    assert outs[1].split()[:4] == ["restarts", "trials", "solved", "share"], outs[1]
+    assert "none: Weibull shape " in outs[3], outs[3]
+    assert outs[4].split()[:3] == ["rows", "trials", "solved"], outs[4]
+    assert "the same attempts and successful seed in every trial: True" in outs[5], outs[5]
+    for img in ("heavy-tails-survival.png", "heavy-tails-finished.png",
+                "warnsdorff-random-ties-greedy.png", "warnsdorff-random-ties-restarts.png"):
+        assert (wd / "docs" / "img" / img).stat().st_size > 0, img
+
+
+@pytest.mark.slow
+def test_studies_slow(tmp_path, ray_session):
+    """Sections 4 and 5 on the configs as written (on Ray, about 10 minutes on 2 cores), or
+    on the folders STUDY_ENV names; the printed outputs compared with the docs."""
+    wd = workdir(tmp_path)
+    (wd / "results").mkdir()
+    paths = [os.environ.get(v) for v in STUDY_ENV]
+    for argv, (config, (name, _)), path in zip(_study_runs(STUDY_RUNS), STUDIES.items(),
+                                                paths):
+        if path:
+            (wd / "results" / name).symlink_to(Path(path).resolve())
+            continue
+        shutil.copy(ROOT / "configs" / config, wd / "configs" / config)
+        assert run_btlab([*argv, "--quiet"], wd) == 0
+    outs = run_python([STUDY_PRELUDE, *STUDY_PY], wd)
+    assert compare_outputs(STUDY_PY, outs[1:], "test_studies_slow") == 5
 
 
 # --------------------------------------------------------------------------- docs/cluster.md
