@@ -69,6 +69,7 @@ def test_5x5_from_centre_64_tours(strategy):
     assert res.solutions == 64
 
 
+@pytest.mark.slow  # 34 s; the compiled engine's 5x5 count (test_compiled.py) runs by default
 def test_5x5_all_starts_1728_tours():
     assert count_all_starts(5, 5) == 1728
 

@@ -76,8 +76,11 @@ def test_pairing_keys_per_problem():
         "start_col", "tie_break", "mode", "move_order", "closed", TREE, SEED]
     q = with_keys(pd.concat([queens(s, [1, 2]) for s in
                              ("brute_force", "recursive", "iterative", "construction")]))
-    assert search_columns(q) == ["problem", "n", TREE, "mode", "unique", "method"]
-    assert search_columns(q, exclude=["strategy"]) == ["problem", "n", "mode", "unique", "method"]
+    # N-Queens draws only in mode estimate (random probes): the seed key is None otherwise
+    assert search_columns(q) == ["problem", "n", TREE, "mode", "unique", "method", SEED]
+    assert search_columns(q, exclude=["strategy"]) == ["problem", "n", "mode", "unique", "method",
+                                                       SEED]
+    assert q[SEED].isna().all()
     assert dict(zip(q["strategy"], q[TREE])) == {
         "brute_force": "brute", "recursive": "rows", "iterative": "rows",
         "construction": "construction"}
@@ -108,8 +111,8 @@ def test_a_search_that_draws_pairs_on_its_seed():
     assert SEED in cmp.on and cmp.trials["reduction"].tolist() == [300 - 70, 500 - 90]
     one = analysis.compare(df.iloc[1:3], {"tie_break": "move_order"}, {"tie_break": "random"})
     assert SEED not in one.on and one.trials["reduction"].tolist() == [64 - 90]
-    assert N_QUEENS.seeded is None and SEED not in search_columns(with_keys(queens("recursive",
-                                                                                  [1])))
+    assert not N_QUEENS.seeded({"mode": "count"}) and N_QUEENS.seeded({"mode": "estimate"})
+    assert with_keys(queens("recursive", [1]))[SEED].isna().all()
 
 
 def test_queens_strategies_pair_by_tree():
