@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import inspect
 import json
 import os
 import shutil
@@ -184,6 +185,28 @@ def test_an_unusable_root_is_skipped_and_the_folder_is_keyed(tmp_path, monkeypat
     folder = _cache.configure()
     assert folder.parent == tmp_path / "tmp" and folder.name.startswith("btlab-numba-")
     assert numba.config.CACHE_DIR == str(folder)
+
+
+def test_the_code_shipped_to_cluster_workers_leaves_the_caches_behind(tmp_path):
+    """``py_modules`` ships ``experiments/`` and ``runner/`` to the workers; the driver's
+    ``__pycache__`` (bytecode, compiled kernels a copy at another path never reads) stays."""
+    packaging = pytest.importorskip("ray._private.runtime_env.packaging")
+    from runner.ray_backend import _code_runtime_env
+
+    root = copy_package(tmp_path / "code") / "experiments"
+    (root / "compiled" / "__pycache__" / "kernels-0" / "compiled_0").mkdir(parents=True)
+    (root / "compiled" / "__pycache__" / "kernels-0" / "compiled_0" / "k.nbc").write_bytes(b"x")
+    (root / "__pycache__").mkdir()
+    (root / "__pycache__" / "core.cpython-311.pyc").write_bytes(b"x")
+    env = _code_runtime_env()
+    shipped: list[Path] = []
+    kwargs = {"include_gitignore": True} if "include_gitignore" in inspect.signature(
+        packaging._dir_travel).parameters else {}
+    packaging._dir_travel(root, [packaging._get_excludes(root, env["excludes"])],
+                          shipped.append, **kwargs)
+    names = {p.relative_to(root).as_posix() for p in shipped}
+    assert "compiled/_driver.py" in names and "core.py" in names
+    assert not [n for n in names if "__pycache__" in n], names
 
 
 # ---------------------------------------------------------------- an edited dependency (slow)
