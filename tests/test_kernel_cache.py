@@ -286,3 +286,65 @@ def test_renumbered_return_codes_with_a_warm_cache_are_compiled_afresh(tmp_path)
     assert _snapshot(cache) == before
     print(f"compiled in {edited['warm_ns'] / 1e9:.2f} s after the edit, "
           f"loaded in {again['warm_ns'] / 1e9:.3f} s by the next process")
+
+
+TOUR = textwrap.dedent("""\
+    name: cache-tour
+    problem: knights_tour
+    fixed: {board: [5, 5], start: [0, 0], strategy: iterative, engine: compiled}
+""")
+COUNT = textwrap.dedent("""\
+    name: cache-count
+    problem: n_queens
+    fixed: {n: 8, mode: count, strategy: bitmask, engine: compiled}
+""")
+
+
+@pytest.mark.slow
+def test_cluster_workers_sharing_a_cache_folder_follow_an_edited_dependency(tmp_path):
+    """The copy Ray unpacks on a worker (the node has no btlab on its path), with
+    ``BTLAB_CACHE_DIR`` in the node's environment (one folder for every code version the node
+    is sent): the driver's edit of _driver.py reaches the worker, whose warm cache of the
+    kernels is not used for the edited code."""
+    import pandas as pd
+    from helpers.ray_cli import ray_cli_cluster, user_env
+
+    root = copy_package(tmp_path / "code")
+    shutil.copytree(ROOT / "runner", root / "runner", ignore=shutil.ignore_patterns("__pycache__"))
+    cache = tmp_path / "cache"
+    (tmp_path / "home").mkdir()
+    node = {k: v for k, v in user_env(tmp_path / "home").items()
+            if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
+    node["BTLAB_CACHE_DIR"] = str(cache)
+    driver_env = {**node, "PYTHONPATH": str(root)}
+    (tmp_path / "tour.yaml").write_text(TOUR)
+    (tmp_path / "count.yaml").write_text(COUNT)
+
+    def run(address: str, tag: str) -> tuple[tuple, tuple]:
+        rows = []
+        for config in ("tour", "count"):
+            out = tmp_path / f"{config}-{tag}"
+            cmd = [sys.executable, "-m", "runner", "run", tmp_path / f"{config}.yaml",
+                   "--address", address, "--out", out, "--quiet"]
+            done = subprocess.run(cmd, env=driver_env, cwd=root, capture_output=True,
+                                  text=True, timeout=600)
+            assert done.returncode == 0, done.stderr[-3000:]
+            row = pd.read_parquet(out).iloc[0]
+            rows.append((row["status"], int(row["solutions"])))
+        return rows[0], rows[1]
+
+    def unpacked_drivers(temp_dir: Path) -> list[str]:
+        return [p.read_text() for p in temp_dir.rglob("experiments/compiled/_driver.py")]
+
+    with ray_cli_cluster() as cluster:
+        cluster.start_node(node, head=True)
+        assert run(cluster.address, "before") == (("solved", 1), ("exhausted", 92))
+        assert [DRIVER_CODES in t for t in unpacked_drivers(cluster.temp_dir)] == [True]
+        warm = set(cache.iterdir())
+        assert list(cache.rglob("*.nbc"))                       # the worker cached its kernels
+        driver = root / "experiments" / "compiled" / "_driver.py"
+        driver.write_text(driver.read_text().replace(DRIVER_CODES, RENUMBERED))
+        assert run(cluster.address, "after") == (("solved", 1), ("exhausted", 92))
+        assert sorted(RENUMBERED in t for t in unpacked_drivers(cluster.temp_dir)) == [False,
+                                                                                    True]
+        assert len(set(cache.iterdir()) - warm) == 1            # compiled afresh, in its folder
