@@ -405,12 +405,17 @@ def _check_reachable(address: str) -> None:
 
 
 def _code_runtime_env() -> dict[str, Any]:
-    """Ship btlab's own packages to cluster workers (``py_modules``) unless they have them."""
+    """Ship btlab's own packages to cluster workers (``py_modules``) unless they have them.
+
+    ``__pycache__`` stays behind: a worker's copy, at another path, never reads the
+    driver's compiled kernels; it caches its own (:mod:`experiments.compiled._cache`).
+    """
     import experiments
     import runner
 
     return {"py_modules": [os.path.dirname(experiments.__file__),
-                           os.path.dirname(runner.__file__)]}
+                           os.path.dirname(runner.__file__)],
+            "excludes": ["__pycache__"]}
 
 
 def _task_runtime_env(ray: Any, py_modules: Sequence[str]) -> dict[str, Any] | None:

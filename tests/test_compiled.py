@@ -297,7 +297,9 @@ def _probe(env):
 def test_kernels_are_cached_on_disk_and_loaded_by_the_next_process(tmp_path):
     env = {**os.environ, "BTLAB_CACHE_DIR": str(tmp_path / "cache")}
     cold = _probe(env)
-    assert cold["dir"] == str(tmp_path / "cache")
+    # below the root, in the folder named by the kernels' sources (tests/test_kernel_cache.py)
+    assert Path(cold["dir"]).parent == tmp_path / "cache"
+    assert Path(cold["dir"]).name.startswith("kernels-")
     # three kernels (knights_run, build_geometry, queens_run), one signature each
     assert cold["misses"] == 3 and cold["hits"] == 0           # compiled here
     index = list((tmp_path / "cache").rglob("*.nbi"))
@@ -320,8 +322,8 @@ def test_cache_falls_back_to_a_user_folder(tmp_path, monkeypatch):
     import numba
 
     monkeypatch.setattr(numba.config, "CACHE_DIR", numba.config.CACHE_DIR)
-    assert _cache.configure() == tmp_path / "btlab" / "numba"
-    assert (tmp_path / "btlab" / "numba").is_dir()
+    assert _cache.configure() == tmp_path / "btlab" / "numba" / _cache.cache_key()
+    assert (tmp_path / "btlab" / "numba" / _cache.cache_key()).is_dir()
 
 
 # ---------------------------------------------------------------- runner: engine compiled

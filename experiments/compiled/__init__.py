@@ -14,10 +14,13 @@
 Kernels are compiled once per process, on first use, and cached on disk
 (numba ``cache=True``; see :mod:`experiments.compiled._cache` for where), so a
 new worker process loads them in milliseconds instead of compiling them for
-seconds. Compile (or cache-load) time is never part of a search's time: the
-solvers warm the kernels up before starting their clock and report the time
-it took in ``extra["compile_ns"]`` (nonzero only on the first call of a kind
-in a process).
+seconds. The cache folder is named by a hash of every source the kernels use
+and btlab's version: an edited dependency (``_driver.py``'s return codes, a
+module a kernel imports) is compiled afresh, never loaded stale. Compile (or
+cache-load) time is never part of a search's time: the solvers warm the
+kernels up before starting their clock and report the time it took in
+``extra["compile_ns"]`` (nonzero only on the first call of a kind in a
+process).
 """
 
 from __future__ import annotations
