@@ -49,6 +49,30 @@ def test_forms_of_one_policy_are_one_trial_and_one_row(tmp_path):
                                       "geometric unit=3 on=nodes factor=2 max=2"]
 
 
+@pytest.mark.parametrize("written", [
+    "{policy: fixed, unit: 10, max: 5, on: nodes}",
+    "{max: 5, unit: 10, policy: fixed}",
+])
+def test_exclude_drops_a_policy_written_in_another_form(written):
+    config = parse_config(HEAD + (
+        "matrix:\n  restarts: [{policy: fixed, unit: 10, max: 5}, "
+        "{policy: geometric, unit: 3, max: 4}]\n"
+        f"exclude:\n  - {{restarts: {written}}}\n"
+        "  - {restarts: {policy: geometric, unit: 3, max: 4, factor: 2.0}}\n"
+        "  - {restarts: {policy: luby, unit: 3, max: 4}}\n"))
+    assert expand(config) == []
+
+
+def test_exclude_matches_a_budget_by_its_merged_value():
+    text = HEAD + ("matrix:\n  budget: [{nodes: 5}, {nodes: 7}, {nodes: 9}]\n"
+                   "exclude:\n  - {budget: {nodes: 5, seconds: null}}\n"
+                   "  - {budget: [{nodes: 7, backtracks: null}]}\n")
+    assert [t.budget_nodes for t in expand(parse_config(text))] == [9]
+    # with a top-level seconds, {nodes: 5, seconds: null} is another trial than {nodes: 5}
+    timed = expand(parse_config(text + "budget: {seconds: 5}\n"))
+    assert [(t.budget_nodes, t.budget_seconds) for t in timed] == [(5, 5.0), (9, 5.0)]
+
+
 @pytest.mark.parametrize("factor, found", [
     ("0", "0 (int)"), ("1", "1 (int)"), ("-2", "-2 (int)"), (".inf", "inf (float)"),
     (".nan", "nan (float)"), ("'2'", "'2'"), ("true", "true (a boolean)"),
