@@ -159,6 +159,7 @@ PROBLEM = ProblemSpec(
     to_columns=to_columns,
     solve=solve,
     estimate=estimate,
+    estimate_trees=("rows", "functional"),  # functional: the same level sizes, transposed
     verify=verify,
     strategies=STRATEGIES,
     size=lambda c: c["n"],
