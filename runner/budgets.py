@@ -50,7 +50,7 @@ def check_trial_budget(config: SweepConfig, columns: Mapping[str, Any],
     """
     check_backtrack_budget(config, columns, src, budget.get("backtracks"))
     check_restarts(config, columns, src, budget, restarts)
-    check_estimate(config, columns, src, probes)
+    check_estimate(config, columns, src, probes, budget)
 
 
 def _able(config: SweepConfig, columns: Mapping[str, Any]) -> tuple[str, ...] | None:
@@ -156,13 +156,18 @@ def _describe(columns: Mapping[str, Any]) -> str:
 
 
 def check_estimate(config: SweepConfig, columns: Mapping[str, Any],
-                   src: Mapping[str, KeyPath], probes: int | None) -> None:
+                   src: Mapping[str, KeyPath], probes: int | None,
+                   budget: Mapping[str, Any] | None = None) -> None:
     """Refuse ``mode: estimate`` and ``probes`` where they cannot run.
+
+    Args:
+        budget: the trial's budget (``nodes``, ``seconds``, ``backtracks``), or None.
 
     Raises:
         ConfigError: ``mode: estimate`` for a problem without an estimator
-            (:attr:`runner.spec.ProblemSpec.estimate`), without ``probes``, or with
-            ``split``; ``probes`` with another mode.
+            (:attr:`runner.spec.ProblemSpec.estimate`), without ``probes``, with
+            ``split``, or with ``budget.backtracks`` (a probe never backtracks, so
+            the budget would never stop the probes); ``probes`` with another mode.
     """
     mode = columns.get("mode")
     where = src.get("mode", ("fixed", "mode"))
@@ -184,3 +189,10 @@ def check_estimate(config: SweepConfig, columns: Mapping[str, Any],
     if config.model.split is not None:
         raise config.error(("split",), "no split with mode: estimate (the probes are one "
                            "task)", "split with mode: estimate", "drop split")
+    b = (budget or {}).get("backtracks")
+    if b is not None:
+        where = (src[BUDGET] + ("backtracks",) if BUDGET in src else ("budget", "backtracks"))
+        raise config.error(where, "no backtrack budget with mode: estimate (a probe never "
+                           "backtracks: the budget would never stop the probes)",
+                           f"budget.backtracks: {b} with mode: estimate",
+                           "use budget.nodes or budget.seconds to bound the probes")

@@ -51,3 +51,22 @@ def test_queens_estimate_runs_on_strategies_of_the_estimated_tree(strategy):
                                          f"strategy: {strategy}}}\n"))[0]
     assert trial.probes == 100 and trial.columns["strategy"] == strategy
     assert get_problem("n_queens").estimate_trees == ("rows", "functional")
+
+
+@pytest.mark.parametrize("budget, where", [
+    ("budget: {backtracks: 0}\n", "error at budget.backtracks"),
+    ("budget: {nodes: 1000}\nmatrix: {budget: [{nodes: 5}, {backtracks: 3}]}\n",
+     "error at matrix.budget[1].backtracks"),
+])
+def test_estimate_refuses_a_backtrack_budget(tmp_path, capsys, budget, where):
+    """Before, the budget was ignored: 10^8 probes ran with nothing to stop them."""
+    message = refusal(tmp_path, capsys, KNIGHTS + budget)
+    assert where in message
+    assert "a probe never backtracks" in message
+    assert "use budget.nodes or budget.seconds" in message
+
+
+def test_estimate_refuses_a_backtrack_budget_given_in_an_override(tmp_path, capsys):
+    err = refusal(tmp_path, capsys, KNIGHTS + "budget: {backtracks: 2}\n",
+                  "budget={backtracks: 0}")
+    assert "override 1 (budget={backtracks: 0}): error at budget.backtracks" in err
