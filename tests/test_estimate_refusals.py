@@ -1,10 +1,15 @@
 """``mode: estimate`` refuses what it cannot honour: a strategy whose count-mode tree is not
-the one the estimator estimates, and a backtrack budget (a probe never backtracks)."""
+the one the estimator estimates, and a backtrack budget (a probe never backtracks); and a
+tree above 10^154 placements has a finite standard error beside its finite estimate."""
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import pytest
 
+from experiments.estimate import Moments, knuth_knights
 from experiments.queens import solve_queens
 from runner.config import parse_config
 from runner.errors import ConfigError
@@ -70,3 +75,40 @@ def test_estimate_refuses_a_backtrack_budget_given_in_an_override(tmp_path, caps
     err = refusal(tmp_path, capsys, KNIGHTS + "budget: {backtracks: 2}\n",
                   "budget={backtracks: 0}")
     assert "override 1 (budget={backtracks: 0}): error at budget.backtracks" in err
+
+
+# --------------------------------------------------------------------------- huge trees
+
+
+def exact_mean_se(values):
+    """Mean and standard error of the mean, in exact rational arithmetic."""
+    xs = [Fraction(v) for v in values]
+    mean = sum(xs) / len(xs)
+    var = sum((x - mean) ** 2 for x in xs) / (len(xs) - 1) / len(xs)
+    return float(mean), math.sqrt(float(var / mean ** 2)) * float(mean)
+
+
+@pytest.mark.parametrize("values", [
+    [1e300, 3e300, 2e300],
+    [1.0, 2.0, 1e200, 1e300, 7.5e307],
+    [1e160, 2e160],
+    [5.0, 6.0, 9.0],
+])
+def test_moments_of_values_beyond_1e154_have_a_finite_standard_error(values):
+    """Before, M2 (the squared deviations) overflowed: a finite estimate of 1.8e296
+    placements came with an infinite standard error."""
+    m = Moments()
+    for v in values:
+        m.add(v)
+    mean, se = m.summary()
+    want_mean, want_se = exact_mean_se(values)
+    assert mean == pytest.approx(want_mean, rel=1e-12)
+    assert se == pytest.approx(want_se, rel=1e-9)
+
+
+def test_both_engines_give_a_finite_equal_standard_error_on_30x30():
+    got = [knuth_knights(30, 30, (0, 0), closed=False, probes=20, seed=0, engine=e) for e in
+           ("python", "compiled")]
+    assert got[0] == got[1]
+    assert got[0].estimate == pytest.approx(4.136935164042993e276, rel=1e-12)
+    assert got[0].estimate_se == pytest.approx(4.136935164041563e276, rel=1e-12)
