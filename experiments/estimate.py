@@ -252,7 +252,7 @@ def knuth_knights(rows: int, cols: int, start: tuple[int, int], *, closed: bool,
                                                  seed, budget))
     budget.start()
     if not board.build_tables(budget.out_of_time, degrees=False):
-        return make_estimate(Status.TIME_LIMIT, 0, 0, 0, 0, (0.0, 0.0, 0.0, 0.0))
+        return make_estimate(Status.TIME_LIMIT, 0, 0, 0, 0, (0.0,) * 6)
     return _knights_probes(board, start_sq, bool(closed), probes, seed, budget)
 
 

@@ -112,3 +112,8 @@ def test_both_engines_give_a_finite_equal_standard_error_on_30x30():
     assert got[0] == got[1]
     assert got[0].estimate == pytest.approx(4.136935164042993e276, rel=1e-12)
     assert got[0].estimate_se == pytest.approx(4.136935164041563e276, rel=1e-12)
+
+
+def test_a_time_budget_spent_building_the_board_gives_an_empty_estimate():
+    est = knuth_knights(400, 400, (0, 0), closed=False, probes=5, seed=1, max_seconds=1e-9)
+    assert (est.status.value, est.probes, est.nodes, est.estimate) == ("time_limit", 0, 0, None)
