@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import pandas as pd
 import pytest
 
 from experiments.estimate import Moments, knuth_knights
@@ -117,3 +118,32 @@ def test_both_engines_give_a_finite_equal_standard_error_on_30x30():
 def test_a_time_budget_spent_building_the_board_gives_an_empty_estimate():
     est = knuth_knights(400, 400, (0, 0), closed=False, probes=5, seed=1, max_seconds=1e-9)
     assert (est.status.value, est.probes, est.nodes, est.estimate) == ("time_limit", 0, 0, None)
+
+
+# --------------------------------------------------------------------------- unique
+
+
+def test_queens_estimate_takes_unique(tmp_path):
+    """The probes' solutions_estimate counts solutions up to symmetry (n = 8: 12 of 92);
+    the tree, and so the placements estimate, is the same."""
+    text = QUEENS.replace("probes: 100", "probes: 20000") + (
+        "fixed: {n: 8, mode: estimate, strategy: bitmask}\n"
+        "matrix: {unique: [false, true], engine: [python, compiled]}\n")
+    assert [t.columns["unique"] for t in expand(parse_config(text))] == [False] * 2 + [True] * 2
+    path = write(tmp_path / "q.yaml", text)
+    assert run_main("run", path, "--out", tmp_path / "out", "--backend", "serial",
+                    "--quiet") == 0
+    df = pd.read_parquet(tmp_path / "out")
+    for unique, exact in ((False, 92), (True, 12)):
+        rows = df[df["unique"] == unique]
+        assert len(rows) == 2 and rows["solutions_estimate"].nunique() == 1  # both engines
+        est, se = rows["solutions_estimate"].iloc[0], rows["solutions_estimate_se"].iloc[0]
+        assert abs(est - exact) < 4 * se, (unique, est, se)
+        assert abs(rows["estimate"].iloc[0] - 2056) < 4 * rows["estimate_se"].iloc[0]
+
+
+def test_unique_stays_refused_in_mode_first(tmp_path, capsys):
+    message = refusal(tmp_path, capsys, "name: q\nproblem: n_queens\n"
+                      "fixed: {n: 8, unique: true}\n")
+    assert "error at fixed.unique" in message
+    assert "unique: true only with mode: count or estimate" in message
