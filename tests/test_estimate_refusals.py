@@ -147,3 +147,28 @@ def test_unique_stays_refused_in_mode_first(tmp_path, capsys):
                       "fixed: {n: 8, unique: true}\n")
     assert "error at fixed.unique" in message
     assert "unique: true only with mode: count or estimate" in message
+
+
+# --------------------------------------------------------------------------- report
+
+
+@pytest.mark.slow
+def test_report_lists_no_estimate_trial_as_a_hardest_start(tmp_path):
+    """The probes' placements are their own cost, not how hard a start is: the report's
+    hardest-and-censored table holds the searches only (the estimates have a table)."""
+    from runner.report import render_report
+    path = write(tmp_path / "m.yaml", """\
+        name: m
+        problem: knights_tour
+        fixed: {board: 5, start: [0, 0], tie_break: random}
+        matrix: {seed: [1, 2], mode: [first, estimate]}
+        include: [{mode: estimate, probes: 50}]
+        budget: {nodes: 20000}
+        """)
+    assert run_main("run", path, "--out", tmp_path / "out", "--backend", "serial",
+                    "--quiet") == 0
+    page = render_report(tmp_path / "out")
+    cases = page[page.index("Hardest and censored"):page.index("Every start")]
+    assert "estimate" not in cases and "probes" not in cases
+    assert "<td>2: (0, 0), (0, 0)</td>" in cases  # the two searches, censored
+    assert "Knuth&#x27;s estimates" in page or "Knuth's estimates" in page
