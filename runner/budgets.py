@@ -109,8 +109,10 @@ def check_restarts(config: SweepConfig, columns: Mapping[str, Any],
         ConfigError: restarts with a ``mode`` other than ``first``, with ``split``, on a
             trial whose search draws nothing from its seed (every attempt would walk
             the same tree), ``on: backtracks`` with a strategy that cannot honour a
-            backtrack cut-off, or with neither ``max`` nor any trial budget (the
-            trial could run for ever).
+            backtrack cut-off, or with neither ``max`` nor any trial budget, or with
+            only a backtrack budget that the cut-off attempts may never spend
+            (``unit: 0`` on backtracks; ``fixed`` node cut-offs no longer than a
+            solution path): the trial could run for ever.
     """
     if restarts is None:
         return
@@ -148,6 +150,31 @@ def check_restarts(config: SweepConfig, columns: Mapping[str, Any],
                            f"{found} and no budget: the trial could run for ever",
                            "add max: 1000 to restarts, or a budget, e.g. budget: "
                            "{nodes: 10_000_000}")
+    if restarts.max is None and budget.get("nodes") is None and budget.get("seconds") is None:
+        why = _unspent_backtracks(config, columns, restarts)
+        if why:
+            raise config.error(where, "restarts with max, budget.nodes or budget.seconds "
+                               "when budget.backtracks alone cannot stop the attempts",
+                               f"{found} with only budget.backtracks: {why}, so the trial "
+                               "could run for ever", "add max: 1000 to restarts, or a "
+                               "budget.nodes or budget.seconds")
+
+
+def _unspent_backtracks(config: SweepConfig, columns: Mapping[str, Any],
+                        restarts: Restarts) -> str:
+    """Why attempts cut off by ``restarts`` may never spend a backtrack ("" when each
+    attempt the policy cuts off spends at least one): a cut-off of 0 backtracks
+    (``unit: 0``), or ``fixed`` node cut-offs no longer than a solution path (an
+    attempt may stop on its path before its first dead end)."""
+    if restarts.on == "backtracks":
+        return "each attempt is cut off at 0 backtracks" if restarts.unit == 0 else ""
+    if restarts.policy != "fixed":
+        return ""  # luby and geometric cut-offs grow past any path
+    size = config.problem.size(columns) if config.problem.size is not None else None
+    if size is not None and restarts.unit > size:
+        return ""  # an attempt of more placements than a path holds has backtracked
+    return (f"an attempt cut off at {restarts.unit:,} placements may not have backtracked "
+            "yet")
 
 
 def _describe(columns: Mapping[str, Any]) -> str:

@@ -92,3 +92,47 @@ def test_a_bad_factor_names_the_key_and_the_range(tmp_path, capsys, factor, foun
                     f"factor: {factor}}}") == 2
     err = " ".join(capsys.readouterr().err.split())
     assert "error at restarts.factor" in err and "at most 1,000" in err
+
+
+# --------------------------------------------------------------------------- bounds
+
+
+FOUR = ("name: b\nproblem: knights_tour\n"
+        "fixed: {board: 4, start: [0, 0], tie_break: random, strategy: iterative}\n"
+        "budget: {backtracks: 5}\n")
+
+
+@pytest.mark.parametrize("restarts, why", [
+    ("{policy: fixed, unit: 0, on: backtracks}", "each attempt is cut off at 0 backtracks"),
+    ("{policy: luby, unit: 0, on: backtracks}", "each attempt is cut off at 0 backtracks"),
+    ("{policy: geometric, unit: 0, on: backtracks}", "each attempt is cut off at 0 backtracks"),
+    ("{policy: fixed, unit: 1, on: nodes}", "cut off at 1 placements may not have backtracked"),
+    ("{policy: fixed, unit: 16, on: nodes}", "cut off at 16 placements may not have"),
+])
+def test_restarts_bounded_by_an_unspendable_backtrack_budget_are_refused(tmp_path, capsys,
+                                                                         restarts, why):
+    """A 4 x 4 board has no tour: these attempts never spend a backtrack, so the trial ran
+    for ever before (validate accepted it)."""
+    text = FOUR + f"restarts: {restarts}\n"
+    with pytest.raises(ConfigError) as info:
+        expand(parse_config(text, "b.yaml"))
+    message = " ".join(str(info.value).split())
+    assert "error at restarts" in message and why in message
+    assert "add max: 1000 to restarts, or a budget.nodes or budget.seconds" in message
+    path = write(tmp_path / "b.yaml", text)
+    assert run_main("validate", path) == 2
+
+
+@pytest.mark.parametrize("restarts, nodes, backtracks", [
+    ("{policy: fixed, unit: 17, on: nodes}", 15, 5),  # longer than any path of 16 squares
+    ("{policy: luby, unit: 1, on: nodes}", 80, 5),  # grows past any path
+    ("{policy: luby, unit: 1, on: backtracks}", 54, 5),
+])
+def test_restarts_whose_attempts_spend_backtracks_end_at_the_budget(tmp_path, restarts,
+                                                                     nodes, backtracks):
+    path = write(tmp_path / "b.yaml", FOUR + f"restarts: {restarts}\n")
+    assert run_main("run", path, "--out", tmp_path / "out", "--backend", "serial",
+                    "--quiet") == 0
+    row = pd.read_parquet(tmp_path / "out").iloc[0]
+    assert (row["status"], row["nodes"], row["backtracks"]) == ("backtrack_limit", nodes,
+                                                                 backtracks)
