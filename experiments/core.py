@@ -206,3 +206,15 @@ class StopSearch(Exception):
     def __init__(self, status: Status):
         super().__init__(status.value)
         self.status = status
+
+
+#: Knuth's estimator (experiments.estimate.Moments and the compiled kernel's copy), scaled
+#: Welford: values above SCALE_LIMIT (in the current scale) lower the scale by
+#: SCALE_STEP powers of two; K squared deviations of values at most 2^480 sum below
+#: 2^1024 for every K <= 2^40 (the probes cap), so M2 never overflows while the mean
+#: is finite. Powers of two multiply exactly, so both engines keep equal floats.
+SCALE_LIMIT = 2.0 ** 480
+SCALE_STEP = 256
+SCALE_DOWN = 2.0 ** -SCALE_STEP
+SCALE_DOWN2 = 2.0 ** (-2 * SCALE_STEP)
+SCALE_UP = 2.0 ** SCALE_STEP

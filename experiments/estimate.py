@@ -48,7 +48,16 @@ import math
 import operator
 from dataclasses import dataclass
 
-from .core import Budget, SearchResult, Status
+from .core import (
+    SCALE_DOWN,
+    SCALE_DOWN2,
+    SCALE_LIMIT,
+    SCALE_STEP,
+    SCALE_UP,
+    Budget,
+    SearchResult,
+    Status,
+)
 from .knights_board import KnightBoard, SplitMix64
 from .queens_base import is_canonical
 
@@ -111,15 +120,19 @@ class Moments:
 
     Numerically stable for the wide-ranging values of Knuth's estimator; the
     compiled kernel updates its copy with the same operations in the same
-    order, so both engines end with the same floats.
+    order, so both engines end with the same floats. The moments are kept in
+    units of 2^shift (``shift`` a multiple of :data:`SCALE_STEP`, 0 until a value
+    passes :data:`SCALE_LIMIT`), so that a tree above 10^154 placements has a
+    finite standard error beside its finite mean.
     """
 
-    __slots__ = ("count", "mean", "m2")
+    __slots__ = ("count", "mean", "m2", "shift")
 
     def __init__(self) -> None:
         self.count = 0
         self.mean = 0.0
         self.m2 = 0.0
+        self.shift = 0.0
 
     def add(self, x: float) -> None:
         """Add one value; an infinite one (an overflowing probe) makes the mean and M2
@@ -128,36 +141,51 @@ class Moments:
         if x == math.inf or self.mean == math.inf:
             self.mean = self.m2 = math.inf
             return
+        for _ in range(int(self.shift) // SCALE_STEP):
+            x *= SCALE_DOWN
+        while x > SCALE_LIMIT:
+            x *= SCALE_DOWN
+            self.mean *= SCALE_DOWN
+            self.m2 *= SCALE_DOWN2
+            self.shift += SCALE_STEP
         delta = x - self.mean
         self.mean += delta / self.count
         self.m2 += delta * (x - self.mean)
 
     def summary(self) -> tuple[float | None, float | None]:
         """``(mean, standard error of the mean)``; None where there are too few values."""
-        return summarise(self.count, self.mean, self.m2)
+        return summarise(self.count, self.mean, self.m2, self.shift)
 
 
-def summarise(count: int, mean: float, m2: float) -> tuple[float | None, float | None]:
-    """``(mean, sample std / sqrt(count))`` from Welford's moments.
+def summarise(count: int, mean: float, m2: float,
+              shift: float = 0.0) -> tuple[float | None, float | None]:
+    """``(mean, sample std / sqrt(count))`` from Welford's moments in units of 2^shift.
 
     The mean is None for ``count == 0``, the standard error for ``count < 2``;
     an infinite mean (an overflowing probe) has an infinite standard error.
     """
+    steps = int(shift) // SCALE_STEP
     if count == 0:
         return None, None
+    for _ in range(steps):
+        mean *= SCALE_UP
     if count < 2:
         return mean, None
     if math.isinf(mean):
         return mean, math.inf
-    return mean, math.sqrt(max(m2, 0.0) / (count - 1) / count)
+    se = math.sqrt(max(m2, 0.0) / (count - 1) / count)
+    for _ in range(steps):
+        se *= SCALE_UP
+    return mean, se
 
 
 def make_estimate(status: Status, probes: int, nodes: int, checks: int, max_depth: int,
-                  moments: tuple[float, float, float, float]) -> Estimate:
+                  moments: tuple[float, float, float, float, float, float]) -> Estimate:
     """Build an :class:`Estimate` from counters and the Welford moments
-    ``(mean, m2, solutions mean, solutions m2)`` over ``probes`` finished probes."""
-    mean, se = summarise(probes, moments[0], moments[1])
-    smean, sse = summarise(probes, moments[2], moments[3])
+    ``(mean, m2, shift, solutions mean, solutions m2, solutions shift)`` over ``probes``
+    finished probes (:class:`Moments`)."""
+    mean, se = summarise(probes, moments[0], moments[1], moments[2])
+    smean, sse = summarise(probes, moments[3], moments[4], moments[5])
     return Estimate(status, mean, se, probes, nodes, checks, max_depth, smean, sse)
 
 
@@ -224,7 +252,7 @@ def knuth_knights(rows: int, cols: int, start: tuple[int, int], *, closed: bool,
                                                  seed, budget))
     budget.start()
     if not board.build_tables(budget.out_of_time, degrees=False):
-        return make_estimate(Status.TIME_LIMIT, 0, 0, 0, 0, (0.0, 0.0, 0.0, 0.0))
+        return make_estimate(Status.TIME_LIMIT, 0, 0, 0, 0, (0.0,) * 6)
     return _knights_probes(board, start_sq, bool(closed), probes, seed, budget)
 
 
@@ -278,7 +306,7 @@ def _knights_probes(board: KnightBoard, start: int, closed: bool, probes: int, s
         tree.add(total)
         sols.add(product if solution else 0.0)
     return make_estimate(status, tree.count, nodes, checks, max_depth,
-                         (tree.mean, tree.m2, sols.mean, sols.m2))
+                         (tree.mean, tree.m2, tree.shift, sols.mean, sols.m2, sols.shift))
 
 
 def knuth_queens(n: int, *, unique: bool, probes: int, seed: int, max_nodes: int | None = None,
@@ -373,4 +401,4 @@ def _queens_probes(n: int, unique: bool, probes: int, seed: int, budget: Budget)
         tree.add(total)
         sols.add(product if solution else 0.0)
     return make_estimate(status, tree.count, nodes, checks, max_depth,
-                         (tree.mean, tree.m2, sols.mean, sols.m2))
+                         (tree.mean, tree.m2, tree.shift, sols.mean, sols.m2, sols.shift))

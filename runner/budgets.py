@@ -50,7 +50,7 @@ def check_trial_budget(config: SweepConfig, columns: Mapping[str, Any],
     """
     check_backtrack_budget(config, columns, src, budget.get("backtracks"))
     check_restarts(config, columns, src, budget, restarts)
-    check_estimate(config, columns, src, probes)
+    check_estimate(config, columns, src, probes, budget)
 
 
 def _able(config: SweepConfig, columns: Mapping[str, Any]) -> tuple[str, ...] | None:
@@ -109,8 +109,10 @@ def check_restarts(config: SweepConfig, columns: Mapping[str, Any],
         ConfigError: restarts with a ``mode`` other than ``first``, with ``split``, on a
             trial whose search draws nothing from its seed (every attempt would walk
             the same tree), ``on: backtracks`` with a strategy that cannot honour a
-            backtrack cut-off, or with neither ``max`` nor any trial budget (the
-            trial could run for ever).
+            backtrack cut-off, or with neither ``max`` nor any trial budget, or with
+            only a backtrack budget that the cut-off attempts may never spend
+            (``unit: 0`` on backtracks; ``fixed`` node cut-offs no longer than a
+            solution path): the trial could run for ever.
     """
     if restarts is None:
         return
@@ -148,6 +150,31 @@ def check_restarts(config: SweepConfig, columns: Mapping[str, Any],
                            f"{found} and no budget: the trial could run for ever",
                            "add max: 1000 to restarts, or a budget, e.g. budget: "
                            "{nodes: 10_000_000}")
+    if restarts.max is None and budget.get("nodes") is None and budget.get("seconds") is None:
+        why = _unspent_backtracks(config, columns, restarts)
+        if why:
+            raise config.error(where, "restarts with max, budget.nodes or budget.seconds "
+                               "when budget.backtracks alone cannot stop the attempts",
+                               f"{found} with only budget.backtracks: {why}, so the trial "
+                               "could run for ever", "add max: 1000 to restarts, or a "
+                               "budget.nodes or budget.seconds")
+
+
+def _unspent_backtracks(config: SweepConfig, columns: Mapping[str, Any],
+                        restarts: Restarts) -> str:
+    """Why attempts cut off by ``restarts`` may never spend a backtrack ("" when each
+    attempt the policy cuts off spends at least one): a cut-off of 0 backtracks
+    (``unit: 0``), or ``fixed`` node cut-offs no longer than a solution path (an
+    attempt may stop on its path before its first dead end)."""
+    if restarts.on == "backtracks":
+        return "each attempt is cut off at 0 backtracks" if restarts.unit == 0 else ""
+    if restarts.policy != "fixed":
+        return ""  # luby and geometric cut-offs grow past any path
+    size = config.problem.size(columns) if config.problem.size is not None else None
+    if size is not None and restarts.unit > size:
+        return ""  # an attempt of more placements than a path holds has backtracked
+    return (f"an attempt cut off at {restarts.unit:,} placements may not have backtracked "
+            "yet")
 
 
 def _describe(columns: Mapping[str, Any]) -> str:
@@ -156,13 +183,18 @@ def _describe(columns: Mapping[str, Any]) -> str:
 
 
 def check_estimate(config: SweepConfig, columns: Mapping[str, Any],
-                   src: Mapping[str, KeyPath], probes: int | None) -> None:
+                   src: Mapping[str, KeyPath], probes: int | None,
+                   budget: Mapping[str, Any] | None = None) -> None:
     """Refuse ``mode: estimate`` and ``probes`` where they cannot run.
+
+    Args:
+        budget: the trial's budget (``nodes``, ``seconds``, ``backtracks``), or None.
 
     Raises:
         ConfigError: ``mode: estimate`` for a problem without an estimator
-            (:attr:`runner.spec.ProblemSpec.estimate`), without ``probes``, or with
-            ``split``; ``probes`` with another mode.
+            (:attr:`runner.spec.ProblemSpec.estimate`), without ``probes``, with
+            ``split``, or with ``budget.backtracks`` (a probe never backtracks, so
+            the budget would never stop the probes); ``probes`` with another mode.
     """
     mode = columns.get("mode")
     where = src.get("mode", ("fixed", "mode"))
@@ -184,3 +216,10 @@ def check_estimate(config: SweepConfig, columns: Mapping[str, Any],
     if config.model.split is not None:
         raise config.error(("split",), "no split with mode: estimate (the probes are one "
                            "task)", "split with mode: estimate", "drop split")
+    b = (budget or {}).get("backtracks")
+    if b is not None:
+        where = (src[BUDGET] + ("backtracks",) if BUDGET in src else ("budget", "backtracks"))
+        raise config.error(where, "no backtrack budget with mode: estimate (a probe never "
+                           "backtracks: the budget would never stop the probes)",
+                           f"budget.backtracks: {b} with mode: estimate",
+                           "use budget.nodes or budget.seconds to bound the probes")

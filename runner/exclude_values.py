@@ -11,7 +11,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from .config import SweepConfig
 from .seeds import SEED
-from .trial_keys import NEW_KEYS, TRIAL_KEYS, values_equal
+from .trial_keys import NEW_KEYS, TRIAL_KEYS, resolve, values_equal
 
 __all__ = ["exclude_values", "same_search"]
 
@@ -21,7 +21,11 @@ def same_search(config: SweepConfig) -> Callable[[Mapping[str, Any], str, Any, A
     give the combination the same canonical columns (``board: 5`` and ``[5, 5]``, the
     default ``move_order`` written out), so that ``exclude`` drops the same search
     however it is written. Two names are compared as written: ``tie_break: roth``
-    and ``pohl`` are two values even where ``heuristic: none`` reads neither."""
+    and ``pohl`` are two values even where ``heuristic: none`` reads neither. A
+    ``budget``, ``restarts`` or ``probes`` value matches the same resolved value
+    (:func:`runner.trial_keys.resolve`): ``{policy: fixed, unit: 5, max: 3}`` and the
+    same with ``on: nodes`` written out, ``factor: 2`` and ``2.0``, ``{nodes: 5}`` and
+    ``{nodes: 5, seconds: null}`` when no top-level budget sets seconds."""
     problem = config.problem
 
     def columns(params: Mapping[str, Any]) -> Any:
@@ -32,7 +36,12 @@ def same_search(config: SweepConfig) -> Callable[[Mapping[str, Any], str, Any, A
         if key == SEED:
             return bool(a == b)  # seeds are compared as numbers: no two name one search
         if key in NEW_KEYS:
-            return values_equal(key, a, b)
+            if values_equal(key, a, b):
+                return True
+            try:
+                return bool(resolve(config, {key: a})[key] == resolve(config, {key: b})[key])
+            except Exception:  # noqa: BLE001 -- a value that does not validate matches none
+                return False
         if isinstance(a, str) and isinstance(b, str):
             return a == b  # two names are two values (tie_break: roth is not pohl)
         try:

@@ -26,7 +26,6 @@ is counted without being walked.
 
 from __future__ import annotations
 
-import itertools
 import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -173,9 +172,11 @@ def blocks(fixed: Mapping[str, Any], matrix: Mapping[str, Any],
     # a value written twice in a list is one combination: walk the distinct ones, so
     # that a list of repeated values cannot multiply the walk (src keeps the first)
     firsts = [_distinct(matrix[k]) for k in listed]
-    lists = [[matrix[k][i] for i in idx] for k, idx in zip(listed, firsts)]
+    # a range (the seed range) stays lazy: 1..10^12 never sits in memory
+    lists = [matrix[k] if isinstance(matrix[k], range) else [matrix[k][i] for i in idx]
+             for k, idx in zip(listed, firsts)]
     # GitHub: a matrix of no keys has no original combination; include makes them all
-    product = (itertools.product(*(range(len(v)) for v in lists))
+    product = (_product([_size(v) for v in lists])
                if original or not include else iter(()))
     for idx in product:
         params, src = dict(fixed), dict(fixed_src)
@@ -222,10 +223,34 @@ def blocks(fixed: Mapping[str, Any], matrix: Mapping[str, Any],
         yield block
 
 
-def _distinct(values: Sequence[Any]) -> list[int]:
-    """Indices of the first occurrence of each distinct value (as :func:`same` compares)."""
-    if isinstance(values, range):  # distinct by construction (the seed range)
-        return list(range(len(values)))
+def _size(values: Sequence[Any]) -> int:
+    """How many values a list or range holds (a range by arithmetic, whatever its size)."""
+    return max(0, values.stop - values.start) if isinstance(values, range) else len(values)
+
+
+def _product(sizes: Sequence[int]) -> Iterator[tuple[int, ...]]:
+    """The index tuples of ``itertools.product(*(range(n) for n in sizes))``, in its
+    order, made one at a time: itertools.product would first copy each range into a
+    tuple (a seed range of 10^12 would fill the memory)."""
+    if any(n <= 0 for n in sizes):
+        return
+    idx = [0] * len(sizes)
+    while True:
+        yield tuple(idx)
+        for j in reversed(range(len(sizes))):
+            idx[j] += 1
+            if idx[j] < sizes[j]:
+                break
+            idx[j] = 0
+        else:
+            return
+
+
+def _distinct(values: Sequence[Any]) -> Sequence[int]:
+    """Indices of the first occurrence of each distinct value (as :func:`same` compares);
+    a range (the seed range, distinct by construction) gives a range, lazily."""
+    if isinstance(values, range):
+        return range(_size(values))
     seen: set[str] = set()
     out = []
     for i, v in enumerate(values):

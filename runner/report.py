@@ -44,6 +44,7 @@ from rich.text import Text
 
 from . import analysis, plots, plugins, report_cases, report_folders
 from .errors import BtlabError
+from .estimate_table import is_estimate
 from .html import escape as _e
 from .html import figure, figures, skipped
 from .html import table as _table
@@ -190,7 +191,9 @@ def render_report(results: str | Path | Sequence[str | Path], all_rows: bool = F
         sections.append(_headline(df, [(f.name, f.rows) for f in chosen] if several else None))
         sections.append(survival_section(df, spec))
         sections.append(pairs_section(df, spec))
-        sections.append(report_cases.cases_section(df, spec))
+        # the hardest and censored cases of searches: a probe run finds no tour, and its
+        # placements are the probes' own cost, not how hard a start is
+        sections.append(report_cases.cases_section(df[~is_estimate(df)], spec))
         sections.append(report_cases.per_start_section(df, spec))
         sections.append(_problem_section(df, spec))
         sections.append(_errors(df))

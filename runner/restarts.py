@@ -38,7 +38,8 @@ import time
 from dataclasses import dataclass
 from typing import Annotated, Any, Callable, Literal, Mapping, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, model_validator
+from pydantic_core import PydanticCustomError
 
 from experiments.core import SearchResult, Status
 
@@ -53,13 +54,39 @@ _MASK = (1 << 64) - 1
 _GAMMA = 0x9E3779B97F4A7C15
 
 
+#: The largest ``factor`` of ``geometric``.
+MAX_FACTOR = 1000
+
+
+def _factor(value: Any) -> Any:
+    """``factor`` as written: a finite number > 1 and at most :data:`MAX_FACTOR` (an int,
+    or a float; a float that is a whole number becomes that int, so ``2`` and ``2.0``
+    are one policy), or None.
+
+    Raises:
+        PydanticCustomError: anything else (type ``bad_value``: expected, found, fix).
+    """
+    if value is None:
+        return None
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if number and math.isfinite(value) and 1 < value <= MAX_FACTOR:
+        return int(value) if isinstance(value, float) and value.is_integer() else value
+    from .value_messages import describe
+    raise PydanticCustomError("bad_value", "{expected}", {
+        "expected": f"a number greater than 1 and at most {MAX_FACTOR:,} (each cut-off is "
+                    "factor times the one before; a whole number or a decimal)",
+        "found": describe(value),
+        "fix": "write e.g. factor: 2 or factor: 1.5 (no quotes)"})
+
+
 class RestartsModel(BaseModel):
     """The ``restarts`` mapping of a config: ``policy``, ``unit``, ``on``, ``max``, ``factor``.
 
     ``unit``: a whole number >= 1 with ``on: nodes`` (a node budget of 0 runs
     nothing), >= 0 with ``on: backtracks`` (0: every attempt is greedy).
     ``max``: the most attempts (>= 1), or none. ``factor`` (``geometric`` only):
-    a number > 1 and at most 1,000, default 2.
+    a number > 1 and at most 1,000, default 2 (a float that is a whole number is read
+    as that int: ``2.0`` is ``2``).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -67,9 +94,7 @@ class RestartsModel(BaseModel):
     unit: Annotated[StrictInt, Field(ge=0, le=MAX_CUTOFF)]
     on: Literal["nodes", "backtracks"] = "nodes"
     max: Optional[Annotated[StrictInt, Field(ge=1, le=MAX_CUTOFF)]] = None
-    factor: Optional[Union[Annotated[StrictInt, Field(gt=1, le=1000)],
-                           Annotated[StrictFloat, Field(gt=1, le=1000,
-                                                        allow_inf_nan=False)]]] = None
+    factor: Annotated[Optional[Union[int, float]], BeforeValidator(_factor)] = None
 
     @model_validator(mode="after")
     def _consistent(self) -> "RestartsModel":

@@ -57,7 +57,9 @@ def swept_seeds(config: SweepConfig) -> Sequence[int] | None:
 
 def seed_count(seeds: Sequence[int]) -> int:
     """How many distinct seeds ``seeds`` holds (a range by arithmetic)."""
-    return len(seeds) if isinstance(seeds, range) else len(set(seeds))
+    if isinstance(seeds, range):  # by arithmetic: len() of a range over 2^63 overflows
+        return max(0, seeds.stop - seeds.start)
+    return len(set(seeds))
 
 
 def seedless(config: SweepConfig) -> SweepConfig:

@@ -189,6 +189,11 @@ class ProblemSpec:
             estimated ``count``-mode placements and its standard error, its
             counters the probes' own cost), or None: ``mode: estimate`` is
             refused for the problem.
+        estimate_trees: the registry ``tree`` values whose ``count``-mode
+            placements ``estimate`` estimates; ``mode: estimate`` is refused for
+            a strategy of another tree (N-Queens ``brute_force`` walks n^n
+            placements, not the row-by-row tree). None: every strategy that
+            runs ``mode: count``.
     """
 
     name: str
@@ -220,6 +225,7 @@ class ProblemSpec:
     plugins: Callable[[Mapping[str, Any]], Mapping[str, str]] | None = None
     source: str = ""
     estimate: EstimateFn | None = None
+    estimate_trees: tuple[str, ...] | None = None
 
     def hook(self, name: str) -> Callable[..., Any] | None:
         """The ``headline``, ``report`` or ``solution_figure`` function, loaded if given by
@@ -263,7 +269,19 @@ class ProblemSpec:
                     f"{what} = {size:,}{unit}",
                     f"use a smaller {what}" + (f", or strategy: {bigger[0]}" if bigger else ""))
         mode = columns.get("mode")
-        # mode: estimate runs the problem's estimator, not the strategy (runner.budgets)
-        if mode is not None and mode != "estimate" and mode not in entry.modes:
+        if mode == "estimate":
+            # the problem's estimator estimates the count-mode tree of the strategies it
+            # names: another strategy's estimate would be of a tree it does not walk
+            able = [s for s, e in self.strategies.items() if "count" in e.modes
+                    and (self.estimate_trees is None or e.tree in self.estimate_trees)]
+            if name not in able:
+                raise ParamError("strategy", "mode: estimate with a strategy whose count-mode "
+                                 f"tree the estimator estimates: {', '.join(able)}",
+                                 f"strategy: {name} with mode: estimate ("
+                                 + ("it has no count mode)" if "count" not in entry.modes
+                                    else f"it walks another tree: {entry.summary})"),
+                                 f"set strategy: {able[0]}" if able else "set mode: first")
+            return
+        if mode is not None and mode not in entry.modes:
             raise ParamError("mode", f"mode {' or '.join(entry.modes)} with strategy {name!r}",
                              f"mode: {mode}", f"set mode: {entry.modes[0]}")

@@ -57,7 +57,7 @@ def from_pydantic(cfg_error, err: Any, prefix: KeyPath, allowed_keys: list[str])
         expected = f"the key {loc[-1]!r}"
         found = "no such key"
         fix = f"add {loc[-1]}: ..."
-    elif kind == "plugin_error":
+    elif kind in ("plugin_error", "bad_value"):  # a validator's own expected/found/fix
         expected, found, fix = (err["ctx"]["expected"], err["ctx"]["found"],
                                 err["ctx"]["fix"])
     elif kind == "model_type":  # a nested section (budget) that is not a mapping

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..core import Budget, Status
+from ..core import SCALE_DOWN, SCALE_DOWN2, SCALE_LIMIT, SCALE_STEP, Budget, Status
 from ..knights_geometry import DEFAULT_MOVE_ORDER
 from . import knights_kernel
 from ._driver import EXHAUSTED as _EXHAUSTED
@@ -43,9 +43,10 @@ N_PARAMS = 7
 # Indices into the int64 state array.
 S_NODES, S_CHECKS, S_MAX_DEPTH, S_PROBES = range(4)
 N_STATE = 4
-# Indices into the float64 moments array (Welford: mean and sum of squared deviations).
-M_MEAN, M_M2, M_SMEAN, M_SM2 = range(4)
-N_MOMENTS = 4
+# Indices into the float64 moments array (Welford: mean, sum of squared deviations and
+# the power of two they are in units of; experiments.estimate.Moments).
+M_MEAN, M_M2, M_SHIFT, M_SMEAN, M_SM2, M_SSHIFT = range(6)
+N_MOMENTS = 6
 
 _U64_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _U64_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -58,13 +59,20 @@ _ZERO = np.uint64(0)
 @njit(cache=True, nogil=True)
 def _welford(moments, k, count, x):
     """Add ``x``, the ``count``-th value, to the mean ``moments[k]`` and its M2
-    ``moments[k + 1]`` (the operations of :class:`experiments.estimate.Moments`, an
-    infinite value making both infinite)."""
+    ``moments[k + 1]``, both in units of 2^``moments[k + 2]`` (the operations of
+    :class:`experiments.estimate.Moments`, an infinite value making both infinite)."""
     mean = moments[k]
     if x == np.inf or mean == np.inf:
         moments[k] = np.inf
         moments[k + 1] = np.inf
         return
+    for _ in range(int(moments[k + 2]) // SCALE_STEP):
+        x *= SCALE_DOWN
+    while x > SCALE_LIMIT:
+        x *= SCALE_DOWN
+        mean *= SCALE_DOWN
+        moments[k + 1] *= SCALE_DOWN2
+        moments[k + 2] += SCALE_STEP
     delta = x - mean
     mean += delta / count
     moments[k] = mean
@@ -267,13 +275,15 @@ def queens_probes(params, state, moments, rng, place, scratch):
 
 #: What the runners return: ``(status, probes, nodes, checks, max_depth, moments)``,
 #: the arguments of :func:`experiments.estimate.make_estimate`.
-ProbeResult = tuple[Status, int, int, int, int, tuple[float, float, float, float]]
+ProbeResult = tuple[Status, int, int, int, int,
+                    tuple[float, float, float, float, float, float]]
 
 
 def _result(status: Status, state: np.ndarray, moments: np.ndarray) -> ProbeResult:
+    m = [float(v) for v in moments]
     return (status, int(state[S_PROBES]), int(state[S_NODES]), int(state[S_CHECKS]),
-            int(state[S_MAX_DEPTH]), (float(moments[M_MEAN]), float(moments[M_M2]),
-                                      float(moments[M_SMEAN]), float(moments[M_SM2])))
+            int(state[S_MAX_DEPTH]), (m[M_MEAN], m[M_M2], m[M_SHIFT], m[M_SMEAN], m[M_SM2],
+                                      m[M_SSHIFT]))
 
 
 def _params(budget: Budget, probes: int, start: int = 0, closed: bool = False,

@@ -104,9 +104,10 @@ def check(c: Mapping[str, Any]) -> None:
     if c["engine"] == "compiled" and n > COMPILED_MAX_N:
         raise ParamError("n", f"at most {COMPILED_MAX_N} with engine 'compiled' (64-bit masks)",
                          f"n = {n}", "use engine: python")
-    if c["unique"] and mode != "count":
-        raise ParamError("unique", "unique: true only with mode: count", f"mode: {mode}",
-                         "set mode: count, or drop unique")
+    if c["unique"] and mode not in ("count", "estimate"):
+        # estimate: the probes' solutions_estimate counts solutions up to symmetry
+        raise ParamError("unique", "unique: true only with mode: count or estimate",
+                         f"mode: {mode}", "set mode: count, or drop unique")
     entry = STRATEGIES[strategy]
     if "method" in entry.options:
         if c["unique"]:
@@ -159,6 +160,7 @@ PROBLEM = ProblemSpec(
     to_columns=to_columns,
     solve=solve,
     estimate=estimate,
+    estimate_trees=("rows", "functional"),  # functional: the same level sizes, transposed
     verify=verify,
     strategies=STRATEGIES,
     size=lambda c: c["n"],
