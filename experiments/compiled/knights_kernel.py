@@ -42,6 +42,7 @@ from ._driver import NODE_LIMIT as _NODE_LIMIT
 from ._driver import PAUSE_EVERY, drive, pause_mask  # noqa: F401 - PAUSE_EVERY: documented here
 from ._driver import PAUSED as _PAUSED
 from ._driver import SOLVED as _SOLVED
+from .knights_fast import MASK_SQUARES, run64, small_tables
 
 # Heuristic and tie-break codes passed to the kernel.
 _HEURISTIC_CODE = {"none": 0, "warnsdorff": 1, "static_degree": 2}
@@ -100,11 +101,17 @@ def build_geometry(rows, cols, moves, r0, r1, nbr, count, dist2):
 
 
 @njit(cache=True, nogil=True)
-def knights_run(nbr, count, dist2, params, state, rng, visited, path, frames, found, tour):
+def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, path, frames,
+                found, tour):
     """Run (or resume) the depth-first search; return a status code.
+
+    Boards of at most 64 squares with heuristic ``none`` or ``warnsdorff`` and
+    tie-break ``move_order`` or ``random`` go to :func:`.knights_fast.run64`
+    (the same tree and counters, the visited set in a 64-bit mask).
 
     Args:
         nbr, count, dist2: the board geometry (:func:`build_geometry`).
+        nbr8, nmask: :func:`.knights_fast.small_tables` (empty above 64 squares).
         params: int64 (N_PARAMS,): heuristic, tie-break, first, closed, start
             square, node cap, pause mask, largest ``dist2``, base depth (the
             prefix already on the board; the search ends when the path is
@@ -122,6 +129,8 @@ def knights_run(nbr, count, dist2, params, state, rng, visited, path, frames, fo
         0 paused (resume by calling again), 1 solved, 2 exhausted, 3 node limit,
         4 backtrack limit.
     """
+    if nbr8.shape[0] > 0 and params[P_HEURISTIC] <= 1 and params[P_TIE] <= 1:
+        return run64(nbr8, count, nmask, params, state, rng, path, frames, found, tour)
     size = nbr.shape[0]
     heuristic = params[P_HEURISTIC]
     tie = params[P_TIE]
@@ -330,6 +339,14 @@ def _cached_geometry(rows: int, cols: int, moves: tuple) -> Geometry:
     return found
 
 
+@lru_cache(maxsize=64)
+def _mask_tables(rows: int, cols: int, moves: tuple) -> tuple[np.ndarray, np.ndarray]:
+    nbr, count, _, _ = _cached_geometry(rows, cols, moves)
+    return small_tables(nbr, count)
+
+
+_NO_MASK_TABLES = (np.zeros((0, 8), np.uint8), np.zeros(0, np.uint64))
+
 #: Squares of a board's tables filled between two readings of the clock (a 2000 x 2000
 #: board's tables take 0.1 to 0.9 s in one call, by the machine's load).
 GEOMETRY_CHUNK_SQUARES = 1 << 16
@@ -396,8 +413,9 @@ def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: st
     for i, sq in enumerate(prefix):
         visited[sq] = 1
         path[i] = sq
-    status = drive(knights_run, (nbr, count, dist2, params, state, rng, visited, path, frames,
-                                 found, tour), budget)
+    nbr8, nmask = _mask_tables(rows, cols, moves) if size <= MASK_SQUARES else _NO_MASK_TABLES
+    status = drive(knights_run, (nbr, count, dist2, nbr8, nmask, params, state, rng, visited,
+                                 path, frames, found, tour), budget)
     solution = tuple(tour.tolist()) if state[S_HAVE_TOUR] else None
     return SearchResult(status, int(state[S_NODES]), int(state[S_BACKTRACKS]),
                         int(state[S_DEAD_ENDS]), int(state[S_CHECKS]),
