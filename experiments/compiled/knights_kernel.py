@@ -42,7 +42,7 @@ from ._driver import NODE_LIMIT as _NODE_LIMIT
 from ._driver import PAUSE_EVERY, drive, pause_mask  # noqa: F401 - PAUSE_EVERY: documented here
 from ._driver import PAUSED as _PAUSED
 from ._driver import SOLVED as _SOLVED
-from .knights_fast import MASK_SQUARES, run64, small_tables
+from .knights_fast import MASK_SQUARES, run64, run64_plain, run64_warnsdorff, small_tables
 
 # Heuristic and tie-break codes passed to the kernel.
 _HEURISTIC_CODE = {"none": 0, "warnsdorff": 1, "static_degree": 2}
@@ -106,8 +106,8 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, pat
     """Run (or resume) the depth-first search; return a status code.
 
     Boards of at most 64 squares with heuristic ``none`` or ``warnsdorff`` and
-    tie-break ``move_order`` or ``random`` go to :func:`.knights_fast.run64`
-    (the same tree and counters, the visited set in a 64-bit mask).
+    tie-break ``move_order`` or ``random`` go to :mod:`.knights_fast` (the same
+    tree and counters, the visited set in a 64-bit mask).
 
     Args:
         nbr, count, dist2: the board geometry (:func:`build_geometry`).
@@ -129,6 +129,10 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, pat
         0 paused (resume by calling again), 1 solved, 2 exhausted, 3 node limit,
         4 backtrack limit.
     """
+    if nbr8.shape[0] > 0 and params[P_HEURISTIC] == 0 and params[P_TIE] == 0:
+        return run64_plain(nbr8, count, nmask, params, state, path, frames, found, tour)
+    if nbr8.shape[0] > 0 and params[P_HEURISTIC] == 1 and params[P_TIE] == 0:
+        return run64_warnsdorff(nbr8, count, nmask, params, state, path, frames, found, tour)
     if nbr8.shape[0] > 0 and params[P_HEURISTIC] <= 1 and params[P_TIE] <= 1:
         return run64(nbr8, count, nmask, params, state, rng, path, frames, found, tour)
     size = nbr.shape[0]
