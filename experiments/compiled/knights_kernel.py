@@ -101,8 +101,8 @@ def build_geometry(rows, cols, moves, r0, r1, nbr, count, dist2):
 
 
 @njit(cache=True, nogil=True)
-def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, path, frames,
-                found, tour):
+def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, degree, path,
+                frames, found, tour):
     """Run (or resume) the depth-first search; return a status code.
 
     Boards of at most 64 squares with heuristic ``none`` or ``warnsdorff`` and
@@ -112,6 +112,9 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, pat
     Args:
         nbr, count, dist2: the board geometry (:func:`build_geometry`).
         nbr8, nmask: :func:`.knights_fast.small_tables` (empty above 64 squares).
+        degree: int32 (size,): with ``warnsdorff``, each square's count of unvisited
+            onward squares, kept up to date on every visit and undo (the degrees
+            are read, not recounted; the checks still count the squares looked at).
         params: int64 (N_PARAMS,): heuristic, tie-break, first, closed, start
             square, node cap, pause mask, largest ``dist2``, base depth (the
             prefix already on the board; the search ends when the path is
@@ -159,6 +162,7 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, pat
     entry_nodes = nodes
     keyd = np.empty(8, np.int64)
     keyt = np.empty(8, np.uint64)
+    dynamic = heuristic == 1
     code = _EXHAUSTED
     while True:
         # -- place sq --
@@ -170,6 +174,9 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, pat
             break
         nodes += 1
         visited[sq] = 1
+        if dynamic:
+            for k in range(count[sq]):
+                degree[nbr[sq, k]] -= 1
         path[np.uint64(depth)] = sq
         depth += 1
         if depth > max_depth:
@@ -214,16 +221,11 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, pat
                     # Warnsdorff still looks at the lone candidate's onward squares
                     checks += count[frames[top, 0]]
             elif heuristic != 0 and n > 1:
-                dynamic = heuristic == 1
                 for i in range(n):
                     c = frames[top, i]
                     if dynamic:
-                        onward = count[c]
-                        checks += onward
-                        deg = 0
-                        for k in range(onward):
-                            if visited[nbr[c, k]] == 0:
-                                deg += 1
+                        checks += count[c]
+                        deg = np.int64(degree[c])
                     else:
                         deg = count[c]
                     if tie == 0:      # move_order
@@ -239,16 +241,13 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, pat
                     else:             # pohl: sum of the onward degrees as if the knight stood on c
                         s = 0
                         if dynamic:
-                            visited[c] = 1
+                            # x's unvisited onward squares with c visited: c is one of
+                            # x's onward squares (the moves are symmetric), so one less
                             for k in range(count[c]):
                                 x = nbr[c, k]
                                 if visited[x] == 0:
-                                    onward_x = count[x]
-                                    checks += onward_x
-                                    for j in range(onward_x):
-                                        if visited[nbr[x, j]] == 0:
-                                            s += 1
-                            visited[c] = 0
+                                    checks += count[x]
+                                    s += degree[x] - 1
                         else:
                             for k in range(count[c]):
                                 s += count[nbr[c, k]]
@@ -285,6 +284,9 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, pat
         if leaf_found >= 0:
             # -- undo the leaf --
             visited[sq] = 0
+            if dynamic:
+                for k in range(count[sq]):
+                    degree[nbr[sq, k]] += 1
             depth -= 1
             if leaf_found == 0:
                 if backtracks >= btcap:
@@ -304,7 +306,11 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, pat
                 break
             f = found[top]
             depth -= 1
-            visited[path[np.uint64(depth)]] = 0
+            back = path[np.uint64(depth)]
+            visited[back] = 0
+            if dynamic:
+                for k in range(count[back]):
+                    degree[nbr[back, k]] += 1
             if f == 0:
                 if backtracks >= btcap:
                     code = _BACKTRACK_LIMIT
@@ -350,6 +356,7 @@ def _mask_tables(rows: int, cols: int, moves: tuple) -> tuple[np.ndarray, np.nda
 
 
 _NO_MASK_TABLES = (np.zeros((0, 8), np.uint8), np.zeros(0, np.uint64))
+_NO_DEGREES = np.zeros(0, np.int32)
 
 #: Squares of a board's tables filled between two readings of the clock (a 2000 x 2000
 #: board's tables take 0.1 to 0.9 s in one call, by the machine's load).
@@ -414,12 +421,15 @@ def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: st
     frames = np.zeros((size, N_FRAME), np.uint32)
     found = np.zeros(size, np.int64)
     tour = np.zeros(size, np.int32)
+    degree = count.copy() if heuristic == "warnsdorff" else _NO_DEGREES
     for i, sq in enumerate(prefix):
         visited[sq] = 1
         path[i] = sq
+        if heuristic == "warnsdorff":
+            degree[nbr[sq, :count[sq]]] -= 1
     nbr8, nmask = _mask_tables(rows, cols, moves) if size <= MASK_SQUARES else _NO_MASK_TABLES
     status = drive(knights_run, (nbr, count, dist2, nbr8, nmask, params, state, rng, visited,
-                                 path, frames, found, tour), budget)
+                                 degree, path, frames, found, tour), budget)
     solution = tuple(tour.tolist()) if state[S_HAVE_TOUR] else None
     return SearchResult(status, int(state[S_NODES]), int(state[S_BACKTRACKS]),
                         int(state[S_DEAD_ENDS]), int(state[S_CHECKS]),
