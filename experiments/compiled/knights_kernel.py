@@ -28,8 +28,7 @@ limit the counters are those reached when the clock was read, a multiple of
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 from numba import njit
@@ -42,7 +41,16 @@ from ._driver import NODE_LIMIT as _NODE_LIMIT
 from ._driver import PAUSE_EVERY, drive, pause_mask  # noqa: F401 - PAUSE_EVERY: documented here
 from ._driver import PAUSED as _PAUSED
 from ._driver import SOLVED as _SOLVED
-from .knights_fast import MASK_SQUARES, run64, run64_plain, run64_warnsdorff, small_tables
+from .knights_fast import run64_plain, run64_warnsdorff
+from .knights_random64 import run64_random
+from .knights_tables import (  # noqa: F401 - GEOMETRY_CHUNK_SQUARES, Geometry: re-exported
+    GEOMETRY_CHUNK_SQUARES,
+    Geometry,
+    _geometry,
+    build_geometry,
+    geometry,
+    mask_tables,
+)
 
 # Heuristic and tie-break codes passed to the kernel.
 _HEURISTIC_CODE = {"none": 0, "warnsdorff": 1, "static_degree": 2}
@@ -68,36 +76,6 @@ _U64_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _U64_MIX2 = np.uint64(0x94D049BB133111EB)
 _U30, _U27, _U31 = np.uint64(30), np.uint64(27), np.uint64(31)
 _U64_ZERO = np.uint64(0)
-
-
-@njit(cache=True, nogil=True)
-def build_geometry(rows, cols, moves, r0, r1, nbr, count, dist2):
-    """Fill rows ``r0 .. r1 - 1`` of an m x n board's neighbour table for a move order.
-
-    Args:
-        rows, cols: board size (int64).
-        moves: int64 array of shape (8, 2), the (d_row, d_col) in the order tried.
-        r0, r1: the rows to fill (int64), ``0 <= r0 <= r1 <= rows``.
-        nbr, count, dist2: the tables, filled in place for those rows: ``nbr``
-            uint32 (size, 8), the on-board squares a knight's move away in move
-            order, the first ``count[sq]`` (int32 (size,), also the static degree)
-            valid; ``dist2`` int64 (size,), 4 x the squared Euclidean distance to
-            the board centre (exact integers).
-    """
-    for r in range(r0, r1):
-        for c in range(cols):
-            sq = r * cols + c
-            k = 0
-            for m in range(8):
-                rr = r + moves[m, 0]
-                cc = c + moves[m, 1]
-                if 0 <= rr < rows and 0 <= cc < cols:
-                    nbr[sq, k] = rr * cols + cc
-                    k += 1
-            count[sq] = k
-            dr = 2 * r - (rows - 1)
-            dc = 2 * c - (cols - 1)
-            dist2[sq] = dr * dr + dc * dc
 
 
 @njit(cache=True, nogil=True)
@@ -137,7 +115,7 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, deg
     if nbr8.shape[0] > 0 and params[P_HEURISTIC] == 1 and params[P_TIE] == 0:
         return run64_warnsdorff(nbr8, count, nmask, params, state, path, frames, found, tour)
     if nbr8.shape[0] > 0 and params[P_HEURISTIC] <= 1 and params[P_TIE] <= 1:
-        return run64(nbr8, count, nmask, params, state, rng, path, frames, found, tour)
+        return run64_random(nbr8, count, nmask, params, state, rng, path, frames, found, tour)
     size = nbr.shape[0]
     heuristic = params[P_HEURISTIC]
     tie = params[P_TIE]
@@ -335,61 +313,6 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, deg
     return code
 
 
-#: ``(nbr, count, dist2, max dist2)`` of a board (see :func:`geometry`).
-Geometry = tuple[np.ndarray, np.ndarray, np.ndarray, int]
-
-#: Boards up to this many squares keep their geometry in a per-process cache.
-_GEOMETRY_CACHE_SQUARES = 10_000
-
-
-@lru_cache(maxsize=64)
-def _cached_geometry(rows: int, cols: int, moves: tuple) -> Geometry:
-    found = _geometry(rows, cols, moves)
-    assert found is not None
-    return found
-
-
-@lru_cache(maxsize=64)
-def _mask_tables(rows: int, cols: int, moves: tuple) -> tuple[np.ndarray, np.ndarray]:
-    nbr, count, _, _ = _cached_geometry(rows, cols, moves)
-    return small_tables(nbr, count)
-
-
-_NO_MASK_TABLES = (np.zeros((0, 8), np.uint8), np.zeros(0, np.uint64))
-_NO_DEGREES = np.zeros(0, np.int32)
-
-#: Squares of a board's tables filled between two readings of the clock (a 2000 x 2000
-#: board's tables take 0.1 to 0.9 s in one call, by the machine's load).
-GEOMETRY_CHUNK_SQUARES = 1 << 16
-
-
-def _geometry(rows: int, cols: int, moves: tuple,
-              out_of_time: Callable[[], bool] | None = None) -> Geometry | None:
-    size = rows * cols
-    nbr = np.zeros((size, 8), np.uint32)
-    count = np.zeros(size, np.int32)
-    dist2 = np.zeros(size, np.int64)
-    step = max(1, GEOMETRY_CHUNK_SQUARES // cols)
-    table = np.array(moves, dtype=np.int64)
-    for r0 in range(0, rows, step):
-        if out_of_time is not None and out_of_time():
-            return None
-        build_geometry(rows, cols, table, r0, min(rows, r0 + step), nbr, count, dist2)
-    return nbr, count, dist2, int(dist2.max())
-
-
-def geometry(rows: int, cols: int, moves: tuple,
-             out_of_time: Callable[[], bool] | None = None) -> Geometry | None:
-    """``(nbr, count, dist2, max dist2)`` for a board; small boards are cached per process.
-
-    A big board's tables are filled a block of rows at a time, reading
-    ``out_of_time()`` before each: None when the time ran out first.
-    """
-    if rows * cols <= _GEOMETRY_CACHE_SQUARES:
-        return _cached_geometry(rows, cols, moves)
-    return _geometry(rows, cols, moves, out_of_time)
-
-
 def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: str,
                 tie_break: str, first: bool, closed: bool, budget: Budget,
                 seed: int, extra: dict | None = None,
@@ -421,13 +344,13 @@ def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: st
     frames = np.zeros((size, N_FRAME), np.uint32)
     found = np.zeros(size, np.int64)
     tour = np.zeros(size, np.int32)
-    degree = count.copy() if heuristic == "warnsdorff" else _NO_DEGREES
+    degree = count.copy() if heuristic == "warnsdorff" else np.zeros(0, np.int32)
     for i, sq in enumerate(prefix):
         visited[sq] = 1
         path[i] = sq
         if heuristic == "warnsdorff":
             degree[nbr[sq, :count[sq]]] -= 1
-    nbr8, nmask = _mask_tables(rows, cols, moves) if size <= MASK_SQUARES else _NO_MASK_TABLES
+    nbr8, nmask = mask_tables(rows, cols, moves)
     status = drive(knights_run, (nbr, count, dist2, nbr8, nmask, params, state, rng, visited,
                                  degree, path, frames, found, tour), budget)
     solution = tuple(tour.tolist()) if state[S_HAVE_TOUR] else None
