@@ -79,8 +79,8 @@ _U64_ZERO = np.uint64(0)
 
 
 @njit(cache=True, nogil=True)
-def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, degree, path,
-                frames, found, tour):
+def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, path, frames,
+                found, tour):
     """Run (or resume) the depth-first search; return a status code.
 
     Boards of at most 64 squares with heuristic ``none`` or ``warnsdorff`` and
@@ -90,9 +90,6 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, deg
     Args:
         nbr, count, dist2: the board geometry (:func:`build_geometry`).
         nbr8, nmask: :func:`.knights_fast.small_tables` (empty above 64 squares).
-        degree: int32 (size,): with ``warnsdorff``, each square's count of unvisited
-            onward squares, kept up to date on every visit and undo (the degrees
-            are read, not recounted; the checks still count the squares looked at).
         params: int64 (N_PARAMS,): heuristic, tie-break, first, closed, start
             square, node cap, pause mask, largest ``dist2``, base depth (the
             prefix already on the board; the search ends when the path is
@@ -140,7 +137,6 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, deg
     entry_nodes = nodes
     keyd = np.empty(8, np.int64)
     keyt = np.empty(8, np.uint64)
-    dynamic = heuristic == 1
     code = _EXHAUSTED
     while True:
         # -- place sq --
@@ -152,9 +148,6 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, deg
             break
         nodes += 1
         visited[sq] = 1
-        if dynamic:
-            for k in range(count[sq]):
-                degree[nbr[sq, k]] -= 1
         path[np.uint64(depth)] = sq
         depth += 1
         if depth > max_depth:
@@ -199,11 +192,16 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, deg
                     # Warnsdorff still looks at the lone candidate's onward squares
                     checks += count[frames[top, 0]]
             elif heuristic != 0 and n > 1:
+                dynamic = heuristic == 1
                 for i in range(n):
                     c = frames[top, i]
                     if dynamic:
-                        checks += count[c]
-                        deg = np.int64(degree[c])
+                        onward = count[c]
+                        checks += onward
+                        deg = 0
+                        for k in range(onward):
+                            if visited[nbr[c, k]] == 0:
+                                deg += 1
                     else:
                         deg = count[c]
                     if tie == 0:      # move_order
@@ -219,13 +217,16 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, deg
                     else:             # pohl: sum of the onward degrees as if the knight stood on c
                         s = 0
                         if dynamic:
-                            # x's unvisited onward squares with c visited: c is one of
-                            # x's onward squares (the moves are symmetric), so one less
+                            visited[c] = 1
                             for k in range(count[c]):
                                 x = nbr[c, k]
                                 if visited[x] == 0:
-                                    checks += count[x]
-                                    s += degree[x] - 1
+                                    onward_x = count[x]
+                                    checks += onward_x
+                                    for j in range(onward_x):
+                                        if visited[nbr[x, j]] == 0:
+                                            s += 1
+                            visited[c] = 0
                         else:
                             for k in range(count[c]):
                                 s += count[nbr[c, k]]
@@ -262,9 +263,6 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, deg
         if leaf_found >= 0:
             # -- undo the leaf --
             visited[sq] = 0
-            if dynamic:
-                for k in range(count[sq]):
-                    degree[nbr[sq, k]] += 1
             depth -= 1
             if leaf_found == 0:
                 if backtracks >= btcap:
@@ -284,11 +282,7 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, deg
                 break
             f = found[top]
             depth -= 1
-            back = path[np.uint64(depth)]
-            visited[back] = 0
-            if dynamic:
-                for k in range(count[back]):
-                    degree[nbr[back, k]] += 1
+            visited[path[np.uint64(depth)]] = 0
             if f == 0:
                 if backtracks >= btcap:
                     code = _BACKTRACK_LIMIT
@@ -344,15 +338,12 @@ def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: st
     frames = np.zeros((size, N_FRAME), np.uint32)
     found = np.zeros(size, np.int64)
     tour = np.zeros(size, np.int32)
-    degree = count.copy() if heuristic == "warnsdorff" else np.zeros(0, np.int32)
     for i, sq in enumerate(prefix):
         visited[sq] = 1
         path[i] = sq
-        if heuristic == "warnsdorff":
-            degree[nbr[sq, :count[sq]]] -= 1
     nbr8, nmask = mask_tables(rows, cols, moves)
     status = drive(knights_run, (nbr, count, dist2, nbr8, nmask, params, state, rng, visited,
-                                 degree, path, frames, found, tour), budget)
+                                 path, frames, found, tour), budget)
     solution = tuple(tour.tolist()) if state[S_HAVE_TOUR] else None
     return SearchResult(status, int(state[S_NODES]), int(state[S_BACKTRACKS]),
                         int(state[S_DEAD_ENDS]), int(state[S_CHECKS]),
