@@ -208,17 +208,25 @@ def queens_run(params, state, avail, tried, attacked, left, right, place, found,
         rm[r, _RIGHT] = right[r]
         rm[r, _FOUND] = np.uint64(found[r])
     usolutions = np.uint64(solutions)
+    # countdowns: placements before the stop, backtracks before the budget's end
+    todo = max(limit - nodes, 0)
+    entry_todo = todo
+    bt_left = max(btcap - backtracks, 0)
+    entry_bt_left = bt_left
+    # the row's untried safe columns, carried in a variable from one step to the next
+    # (the table keeps a copy for the way back up)
+    a = rm[np.uint64(row), _AVAIL]
     code = _EXHAUSTED
     while True:
         urow = np.uint64(row)  # an unsigned index: no negative-index wraparound test
-        a = rm[urow, _AVAIL]
         if a != _ZERO:
-            if nodes >= limit:
-                code = _NODE_LIMIT if nodes >= cap else _PAUSED
+            if todo == 0:
+                code = _NODE_LIMIT if limit >= cap else _PAUSED
                 break
+            todo -= 1
             bit = a & (~a + _ONE)
-            rm[urow, _AVAIL] = a ^ bit
-            nodes += 1
+            a ^= bit
+            rm[urow, _AVAIL] = a
             if row >= max_depth:
                 max_depth = row + 1
             if row == last:
@@ -245,10 +253,10 @@ def queens_run(params, state, avail, tried, attacked, left, right, place, found,
             if free == _ZERO:
                 # the next row tries its n columns, none safe: a dead end
                 dead_ends += 1
-                if backtracks >= btcap:
+                if bt_left == 0:
                     code = _BACKTRACK_LIMIT
                     break
-                backtracks += 1
+                bt_left -= 1
                 continue
             row += 1
             urow = np.uint64(row)
@@ -257,17 +265,21 @@ def queens_run(params, state, avail, tried, attacked, left, right, place, found,
             rm[urow, _RIGHT] = rdiag
             rm[urow, _AVAIL] = free
             rm[urow, _FOUND] = usolutions
+            a = free
             continue
         # every column of this row is tried: take back the queen of the row above
         if row == base:
             break
         row -= 1
+        a = rm[urow - _ONE, _AVAIL]
         if rm[urow, _FOUND] == usolutions:
-            if backtracks >= btcap:
+            if bt_left == 0:
                 code = _BACKTRACK_LIMIT
                 break
-            backtracks += 1
+            bt_left -= 1
     solutions = np.int64(usolutions)
+    nodes += entry_todo - todo
+    backtracks += entry_bt_left - bt_left
     for r in range(n):
         avail[r] = rm[r, _AVAIL]
         attacked[r] = rm[r, _ATT]
