@@ -216,6 +216,7 @@ def queens_run(params, state, avail, tried, attacked, left, right, place, found,
     # the row's untried safe columns, carried in a variable from one step to the next
     # (the table keeps a copy for the way back up)
     a = rm[np.uint64(row), _AVAIL]
+    plain_solutions = have_solution != 0 and not first and not unique
     code = _EXHAUSTED
     while True:
         urow = np.uint64(row)  # an unsigned index: no negative-index wraparound test
@@ -231,6 +232,8 @@ def queens_run(params, state, avail, tried, attacked, left, right, place, found,
                 max_depth = row + 1
             if row == last:
                 usolutions += _ONE
+                if plain_solutions:  # a count that needs nothing but the count
+                    continue
                 if have_solution == 0 or unique:
                     for r in range(last):
                         ur = np.uint64(r)
@@ -245,6 +248,7 @@ def queens_run(params, state, avail, tried, attacked, left, right, place, found,
                     break
                 if unique and _is_canonical(place, n, inv, img):
                     canonical += 1
+                plain_solutions = not unique
                 continue
             cols = rm[urow, _ATT] | bit
             ldiag = ((rm[urow, _LEFT] | bit) << _ONE) & full
