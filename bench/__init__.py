@@ -1,10 +1,13 @@
 """btlab's benchmarks: ``python -m bench [--quick]`` prints one table of figures measured
 side by side in one run, and asserts nothing about time.
 
-* Kernels: nodes per second of the compiled kernels (knight's tour with heuristic
-  ``none`` and ``warnsdorff``, N-Queens on bit masks) against the same depth-first
-  searches written in C (``bench/dfs.c``, compiled with ``gcc -O2`` into a
-  temporary folder at bench time) and against the pure-Python strategies.
+* Kernels: time of the compiled kernels (knight's tour with heuristic ``none``
+  and ``warnsdorff``, boards of at most 64 squares and one larger, N-Queens on
+  bit masks) against their C twins (:mod:`bench.twins`: ``bench/dfs.c``, the
+  fastest straightforward C for the same searches and counters, compiled with
+  ``gcc -O2 -march=native`` into a temporary folder at bench time; counters
+  checked equal before any time is compared), and nodes per second against the
+  pure-Python strategies.
 * Runner: throughput on short trials (8 x 8 Warnsdorff, all 64 starts, repeats)
   through the Ray backend, a plain ``multiprocessing.Pool`` with chunking calling
   the same :func:`runner.execute.run_batch`, and the serial backend; 1 Ray worker

@@ -13,7 +13,6 @@ import json
 import math
 import multiprocessing
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -23,8 +22,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-
-_C_STATUS = {1: "solved", 2: "exhausted", 3: "node_limit"}
 
 
 @dataclass
@@ -55,88 +52,63 @@ def _verdict(ratio: float, limit: float, larger_is_better: bool = False) -> str:
 # ------------------------------------------------------------------ kernels
 
 
-def build_c(tmp: str) -> str | None:
-    """Compile bench/dfs.c with ``gcc -O2`` (or ``cc -O2``) into ``tmp``.
-
-    Returns None without a compiler.
-    """
-    compiler = shutil.which("gcc") or shutil.which("cc")
-    if compiler is None:
-        return None
-    exe = os.path.join(tmp, "dfs")
-    done = subprocess.run([compiler, "-O2", "-o", exe, str(HERE / "dfs.c")],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        print(f"bench: {compiler} failed on dfs.c:\n{done.stderr}", file=sys.stderr)
-        return None
-    return exe
-
-
-def run_c(exe: str, args: list) -> tuple[dict, float]:
-    out = subprocess.run([exe, *map(str, args)], capture_output=True, text=True, check=True)
-    f = out.stdout.split()
-    counters = {"status": _C_STATUS[int(f[0])], "nodes": int(f[1]), "backtracks": int(f[2]),
-                "dead_ends": int(f[3]), "checks": int(f[4]), "solutions": int(f[5]),
-                "max_depth": int(f[6])}
-    return counters, float(f[7])
-
-
-def bench_kernels(quick: bool, exe: str | None) -> list[Row]:
-    from experiments.compiled import solve_knights_compiled, solve_queens_compiled, warm_up
-    from experiments.knights import solve_knights_tour
+def bench_kernels(quick: bool, tmp: str) -> list[Row]:
+    """Each kernel against its C twin (:mod:`bench.twins`), then the pure-Python strategies."""
+    from bench.twins import build_c, compare, workloads
+    from experiments.compiled import warm_up
 
     warm_up("knights")
     warm_up("queens")
-    knight_nodes = 2_000_000 if quick else 20_000_000
-    queens_n = 11 if quick else 13
-    repeats = 3 if quick else 7
-    workloads = [
-        # name, compiled call, C arguments, python calls
-        (f"knight's tour 8x8 none, count, {knight_nodes:,} nodes",
-         lambda: solve_knights_compiled(8, 8, (0, 1), mode="count", max_nodes=knight_nodes),
-         ["knights", 8, 8, 0, 1, 0, 0, knight_nodes], "none"),
-        (f"knight's tour 8x8 warnsdorff, count, {knight_nodes:,} nodes",
-         lambda: solve_knights_compiled(8, 8, (0, 1), mode="count", heuristic="warnsdorff",
-                                        max_nodes=knight_nodes),
-         ["knights", 8, 8, 0, 1, 1, 0, knight_nodes], "warnsdorff"),
-        (f"N-Queens bitmask n={queens_n}, count",
-         lambda: solve_queens_compiled(queens_n, "count"),
-         ["queens", queens_n, 0, 1 << 62], None),
-    ]
+    exe, why = build_c(tmp)
+    if exe is None:
+        print(f"bench: {why}: the kernels are timed without their C twins", file=sys.stderr)
     rows: list[Row] = []
-    for name, compiled, c_args, heuristic in workloads:
-        best_k = best_c = math.inf
-        result = None
-        c_counters = None
-        for _ in range(repeats):  # alternate, keep the best of each: the least disturbed
-            t0 = time.perf_counter()
-            result = compiled()
-            best_k = min(best_k, time.perf_counter() - t0)
-            if exe:
-                c_counters, c_seconds = run_c(exe, c_args)
-                best_c = min(best_c, c_seconds)
-        nodes = result.nodes
-        if exe:
-            same = "" if c_counters == result.counters() else " (COUNTERS DIFFER)"
-            ratio = best_k / best_c
-            rows.append(Row(f"kernel {name}", _rate(nodes, best_k), "C gcc -O2 " +
-                            _rate(nodes, best_c) + same, f"{ratio:.2f}x C time", "<= 1.5x",
-                            _verdict(ratio, 1.5)))
-        else:
-            rows.append(Row(f"kernel {name}", _rate(nodes, best_k), "C: no compiler", "", "<= 1.5x",
-                            "?"))
-        if heuristic is not None:
-            py_nodes = 20_000 if quick else 200_000
-            for strategy in ("recursive", "iterative"):
+    rate: dict[str, tuple[int, float]] = {}
+    for case in workloads(quick):
+        if exe is None:
+            kernel = case.kernel()
+            best = math.inf
+            for _ in range(3):
                 t0 = time.perf_counter()
-                ref = solve_knights_tour(8, 8, (0, 1), mode="count", heuristic=heuristic,
-                                         strategy=strategy, max_nodes=py_nodes)
-                dt = time.perf_counter() - t0
-                rows.append(Row(f"  pure Python {strategy}, {heuristic}, {py_nodes:,} nodes",
-                                _rate(ref.nodes, dt), "",
-                                f"compiled {dt / ref.nodes * nodes / best_k:,.0f}x faster"))
-        else:
-            rows.extend(_python_queens(quick, nodes, best_k))
+                result = kernel()
+                best = min(best, time.perf_counter() - t0)
+            rows.append(Row(f"kernel {case.name}", _rate(result.nodes, best), f"C: {why}", "",
+                            "<= 1.1x", "?"))
+            rate.setdefault(case.kind + str(case.args[4:5]), (result.nodes, best))
+            continue
+        t = compare(case, exe, max_rounds=4 if quick else 12)
+        nodes = int(t.kernel_counters["nodes"])
+        if not t.same:
+            rows.append(Row(f"kernel {case.name}", "COUNTERS DIFFER",
+                            f"kernel {t.kernel_counters}, C {t.c_counters}", "", "<= 1.1x", "NO"))
+            continue
+        ratio = t.kernel_s / t.c_s
+        rows.append(Row(f"kernel {case.name}", f"{t.kernel_s:.3f} s, {_rate(nodes, t.kernel_s)}",
+                        f"C {t.c_s:.3f} s, {_rate(nodes, t.c_s)}, same counters",
+                        f"{ratio:.2f}x C time ({t.rounds} rounds)", "<= 1.1x",
+                        _verdict(ratio, 1.1)))
+        rate.setdefault(case.kind + str(case.args[4:5]), (nodes, t.kernel_s))
+    rows.extend(_python_knights(quick, rate))
+    nodes, seconds = rate["queens()"]
+    rows.extend(_python_queens(quick, nodes, seconds))
+    return rows
+
+
+def _python_knights(quick: bool, rate: dict[str, tuple[int, float]]) -> list[Row]:
+    from experiments.knights import solve_knights_tour
+
+    rows = []
+    for heuristic in ("none", "warnsdorff"):
+        nodes, seconds = rate[f"knights('{heuristic}',)"]
+        py_nodes = 20_000 if quick else 200_000
+        for strategy in ("recursive", "iterative"):
+            t0 = time.perf_counter()
+            ref = solve_knights_tour(8, 8, (0, 1), mode="count", heuristic=heuristic,
+                                     strategy=strategy, max_nodes=py_nodes)
+            dt = time.perf_counter() - t0
+            rows.append(Row(f"  pure Python {strategy}, {heuristic}, {py_nodes:,} nodes",
+                            _rate(ref.nodes, dt), "",
+                            f"compiled {dt / ref.nodes * nodes / seconds:,.0f}x faster"))
     return rows
 
 
@@ -316,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="btlab-bench-") as tmp:
         if "kernels" in sections:
-            rows += bench_kernels(args.quick, build_c(tmp))
+            rows += bench_kernels(args.quick, tmp)
         if "runner" in sections:
             rows += bench_runner(args.quick, args.workers)
         if "memory" in sections:
@@ -326,8 +298,9 @@ def main(argv: list[str] | None = None) -> int:
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     if rows:
         print_table(rows)
-        print(f"(nodes/s: placements per second; best of several alternating runs for "
-              f"kernel and C; {time.perf_counter() - t0:.0f} s in all)")
+        print(f"(nodes/s: placements per second; kernel and C: best of alternating runs "
+              f"until two successive bests agree within 3 %; {time.perf_counter() - t0:.0f} s "
+              f"in all)")
     if "split" in sections:
         # one trial split into subtree tasks, 1 and 2 workers (bench/split.py), in a
         # process of its own: it starts and stops its own Ray instances

@@ -1,12 +1,32 @@
-/* The depth-first searches of btlab's compiled kernels, written in C, for the benchmark.
+/* C twins of btlab's compiled kernels: the fastest straightforward C for the same
+ * searches and the same counters, for the benchmark.
  *
- * Same trees, same order, same counters as experiments/compiled/knights_kernel.py
- * (heuristics none and warnsdorff, ties by move order, open tours) and
- * experiments/compiled/queens_kernel.py (row-by-row bit-mask backtracking), so
- * that `python -m bench` can compare nodes per second side by side and check
- * that both walked the same tree.
+ * Same trees, same order, same counters (nodes, backtracks, dead ends, checks,
+ * solutions, max depth, status) as experiments/compiled/knights_kernel.py
+ * (heuristics none and warnsdorff, ties by move order, open tours, first or count)
+ * and experiments/compiled/queens_kernel.py (row-by-row bit-mask backtracking),
+ * so that `python -m bench` checks that both walked the same tree before it
+ * compares their times.
  *
- * Build: gcc -O2 -o dfs dfs.c
+ * Knight's tour, boards of at most 64 squares: the visited set is one 64-bit
+ * mask, the neighbour tables are bytes in move order (and a 64-bit mask per
+ * square), the stack holds (square, next index) per depth (with Warnsdorff the
+ * ordered candidates too), the counters are plain increments: checks += the
+ * square's neighbour count when it is first expanded (Warnsdorff: plus each
+ * candidate's neighbour count; a candidate's degree is a popcount of its
+ * neighbour mask less the visited set); a dead end is a placement short of a
+ * full tour with no unvisited neighbour. Larger boards: a byte per square for
+ * the visited set and 32-bit neighbour tables, and Warnsdorff keeps each square's count of unvisited
+ * neighbours up to date on visit and undo.
+ *
+ * A placement is a backtrack when it is undone with the solution count
+ * unchanged since it was made (its subtree held no solution).
+ *
+ * N-Queens: three masks per row, avail & -avail; checks (one per column tried,
+ * docs/metrics.md) are n per row entered, 1 + nodes - solutions rows, less the
+ * columns not yet tried in the rows still open when the search stops.
+ *
+ * Build: gcc -O2 -march=native -o dfs dfs.c
  * Usage: dfs knights ROWS COLS START_ROW START_COL HEURISTIC(0 none|1 warnsdorff) FIRST(0|1) MAX_NODES
  *        dfs queens N FIRST(0|1) MAX_NODES
  * Output (one line): status nodes backtracks dead_ends checks solutions max_depth seconds
@@ -32,51 +52,117 @@ typedef struct {
     int status;
 } Counters;
 
-/* List and order the unvisited onward squares of sq into frame[0..n). */
-static inline int order(int sq, const uint8_t *visited, const int32_t (*nbr)[8],
-                        const int32_t *count, int heuristic, int32_t *frame, int64_t *checks) {
-    int around = count[sq];
-    int n = 0;
-    *checks += around;
-    for (int k = 0; k < around; k++) {
-        int c = nbr[sq][k];
-        if (!visited[c]) frame[n++] = c;
-    }
-    if (heuristic == 0 || n == 0) return n;
-    if (n == 1) {
-        *checks += count[frame[0]];
-        return n;
-    }
-    int64_t keyd[8];
-    int m = 0;
-    for (int i = 0; i < n; i++) {
-        int c = frame[i];
-        int onward = count[c];
-        int64_t deg = 0;
-        *checks += onward;
-        for (int k = 0; k < onward; k++)
-            if (!visited[nbr[c][k]]) deg++;
-        int j = m;
-        while (j > 0 && keyd[j - 1] > deg) {
-            keyd[j] = keyd[j - 1];
-            frame[j] = frame[j - 1];
-            j--;
+/* ------------------------------------------------------------ knight's tour, <= 64 squares */
+
+typedef struct {
+    uint8_t sq, next, n, pad;
+    uint8_t cand[8];   /* warnsdorff: the ordered candidates */
+    int64_t sol_at;    /* solutions when the square was placed */
+} Frame64;
+
+static inline __attribute__((always_inline)) Counters knights64(int rows, int cols, int start, int warnsdorff, int first, int64_t cap) {
+    int size = rows * cols;
+    uint8_t nbr[64][8], cnt[64];
+    uint64_t nmask[64];
+    Frame64 st[64];
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++) {
+            int sq = r * cols + c, k = 0;
+            nmask[sq] = 0;
+            for (int m = 0; m < 8; m++) {
+                int rr = r + MOVES[m][0], cc = c + MOVES[m][1];
+                if (rr >= 0 && rr < rows && cc >= 0 && cc < cols) {
+                    nbr[sq][k++] = (uint8_t)(rr * cols + cc);
+                    nmask[sq] |= (uint64_t)1 << (rr * cols + cc);
+                }
+            }
+            cnt[sq] = (uint8_t)k;
         }
-        keyd[j] = deg;
-        frame[j] = c;
-        m++;
+    int64_t nodes = 0, backtracks = 0, dead_ends = 0, checks = 0, solutions = 0, max_depth = 0;
+    uint64_t vis = 0;
+    int depth = 0, sq = start, status = 2;
+    for (;;) {
+        /* place sq */
+        if (nodes >= cap) { status = 3; break; }
+        nodes++;
+        uint64_t bit = (uint64_t)1 << sq;
+        vis |= bit;
+        depth++;
+        if (depth > max_depth) max_depth = depth;
+        if (depth == size) {
+            solutions++;
+            if (first) { status = 1; break; }
+            vis ^= bit;
+            depth--;
+        } else {
+            checks += cnt[sq];
+            uint64_t open = nmask[sq] & ~vis;
+            if (!open) {
+                dead_ends++;
+                backtracks++;
+                vis ^= bit;
+                depth--;
+            } else {
+                Frame64 *f = &st[depth - 1];
+                f->sq = (uint8_t)sq;
+                f->next = 0;
+                f->sol_at = solutions;
+                if (warnsdorff) {
+                    int n = 0;
+                    int keyd[8];
+                    for (int k = 0; k < cnt[sq]; k++) {
+                        int c = nbr[sq][k];
+                        if (vis >> c & 1) continue;
+                        checks += cnt[c];
+                        int deg = __builtin_popcountll(nmask[c] & ~vis);
+                        int j = n++;
+                        while (j > 0 && keyd[j - 1] > deg) {
+                            keyd[j] = keyd[j - 1];
+                            f->cand[j] = f->cand[j - 1];
+                            j--;
+                        }
+                        keyd[j] = deg;
+                        f->cand[j] = (uint8_t)c;
+                    }
+                    f->n = (uint8_t)n;
+                }
+            }
+        }
+        /* the next child to place, undoing exhausted frames */
+        int go = 0;
+        while (depth > 0) {
+            Frame64 *f = &st[depth - 1];
+            if (warnsdorff) {
+                if (f->next < f->n) { sq = f->cand[f->next++]; go = 1; break; }
+            } else {
+                int s = f->sq, k = f->next, m = cnt[s];
+                while (k < m && (vis >> nbr[s][k] & 1)) k++;
+                if (k < m) { sq = nbr[s][k]; f->next = (uint8_t)(k + 1); go = 1; break; }
+            }
+            vis ^= (uint64_t)1 << f->sq;
+            depth--;
+            if (solutions == f->sol_at) backtracks++;
+        }
+        if (!go) break;
     }
-    return n;
+    Counters z = {nodes, backtracks, dead_ends, checks, solutions, max_depth, status};
+    return z;
 }
 
-static Counters knights(int rows, int cols, int start, int heuristic, int first, int64_t cap) {
+/* ------------------------------------------------------------ knight's tour, any board */
+
+typedef struct {
+    int32_t sq, next, n;
+    int32_t cand[8];
+    int64_t sol_at;
+} Frame;
+
+static inline __attribute__((always_inline)) Counters knights_any(int rows, int cols, int start, int warnsdorff, int first,
+                            int64_t cap) {
     int size = rows * cols;
     int32_t (*nbr)[8] = calloc(size, sizeof *nbr);
-    int32_t *count = calloc(size, sizeof *count);
-    uint8_t *visited = calloc(size, 1);
-    int32_t *path = calloc(size, sizeof *path);
-    int32_t (*frames)[10] = calloc(size, sizeof *frames);
-    int64_t *found = calloc(size, sizeof *found);
+    uint8_t *cnt = calloc(size, 1), *vis = calloc(size, 1), *deg = calloc(size, 1);
+    Frame *st = calloc(size, sizeof *st);
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < cols; c++) {
             int sq = r * cols + c, k = 0;
@@ -84,112 +170,161 @@ static Counters knights(int rows, int cols, int start, int heuristic, int first,
                 int rr = r + MOVES[m][0], cc = c + MOVES[m][1];
                 if (rr >= 0 && rr < rows && cc >= 0 && cc < cols) nbr[sq][k++] = rr * cols + cc;
             }
-            count[sq] = k;
+            cnt[sq] = deg[sq] = (uint8_t)k;
         }
-    Counters z = {0};
     int64_t nodes = 0, backtracks = 0, dead_ends = 0, checks = 0, solutions = 0, max_depth = 0;
     int depth = 0, sq = start, status = 2;
     for (;;) {
         if (nodes >= cap) { status = 3; break; }
         nodes++;
-        visited[sq] = 1;
-        path[depth++] = sq;
+        vis[sq] = 1;
+        if (warnsdorff)
+            for (int k = 0; k < cnt[sq]; k++) deg[nbr[sq][k]]--;
+        depth++;
         if (depth > max_depth) max_depth = depth;
-        int leaf_found = -1;
+        int leaf = 0;
         if (depth == size) {
             solutions++;
             if (first) { status = 1; break; }
-            leaf_found = 1;
+            leaf = 1;
         } else {
-            int top = depth - 1;
-            int n = order(sq, visited, (const int32_t (*)[8])nbr, count, heuristic, frames[top],
-                          &checks);
-            if (n > 0) {
-                frames[top][8] = n;
-                frames[top][9] = 0;
-                found[top] = 0;
+            checks += cnt[sq];
+            int open = 0;
+            if (warnsdorff) {
+                open = deg[sq];
             } else {
+                for (int k = 0; k < cnt[sq] && !open; k++) open = !vis[nbr[sq][k]];
+            }
+            if (!open) {
                 dead_ends++;
-                leaf_found = 0;
+                backtracks++;
+                leaf = 1;
+            } else {
+                Frame *f = &st[depth - 1];
+                f->sq = sq;
+                f->next = 0;
+                f->sol_at = solutions;
+                if (warnsdorff) {
+                    int n = 0, keyd[8];
+                    for (int k = 0; k < cnt[sq]; k++) {
+                        int c = nbr[sq][k];
+                        if (vis[c]) continue;
+                        checks += cnt[c];
+                        int d = deg[c];
+                        int j = n++;
+                        while (j > 0 && keyd[j - 1] > d) {
+                            keyd[j] = keyd[j - 1];
+                            f->cand[j] = f->cand[j - 1];
+                            j--;
+                        }
+                        keyd[j] = d;
+                        f->cand[j] = c;
+                    }
+                    f->n = n;
+                }
             }
         }
-        if (leaf_found >= 0) {
-            visited[sq] = 0;
+        if (leaf) {
+            vis[sq] = 0;
+            if (warnsdorff)
+                for (int k = 0; k < cnt[sq]; k++) deg[nbr[sq][k]]++;
             depth--;
-            if (!leaf_found) backtracks++;
-            if (depth == 0) break;
-            found[depth - 1] += leaf_found;
         }
+        int go = 0;
         while (depth > 0) {
-            int top = depth - 1;
-            int i = frames[top][9];
-            if (i < frames[top][8]) {
-                frames[top][9] = i + 1;
-                sq = frames[top][i];
-                break;
+            Frame *f = &st[depth - 1];
+            if (warnsdorff) {
+                if (f->next < f->n) { sq = f->cand[f->next++]; go = 1; break; }
+            } else {
+                int s = f->sq, k = f->next, m = cnt[s];
+                while (k < m && vis[nbr[s][k]]) k++;
+                if (k < m) { sq = nbr[s][k]; f->next = k + 1; go = 1; break; }
             }
-            int64_t f = found[top];
+            int s = f->sq;
+            vis[s] = 0;
+            if (warnsdorff)
+                for (int k = 0; k < cnt[s]; k++) deg[nbr[s][k]]++;
             depth--;
-            visited[path[depth]] = 0;
-            if (!f) backtracks++;
-            if (depth > 0) found[depth - 1] += f;
+            if (solutions == f->sol_at) backtracks++;
         }
-        if (depth == 0) break;
+        if (!go) break;
     }
-    z.nodes = nodes; z.backtracks = backtracks; z.dead_ends = dead_ends; z.checks = checks;
-    z.solutions = solutions; z.max_depth = max_depth; z.status = status;
-    free(nbr); free(count); free(visited); free(path); free(frames); free(found);
+    Counters z = {nodes, backtracks, dead_ends, checks, solutions, max_depth, status};
+    free(nbr); free(cnt); free(vis); free(deg); free(st);
     return z;
 }
 
+/* One copy of each search per heuristic: the heuristic's tests fold away. */
+static Counters __attribute__((noinline)) knights64_none(int rows, int cols, int start, int first,
+                                                         int64_t cap) {
+    return knights64(rows, cols, start, 0, first, cap);
+}
+static Counters __attribute__((noinline)) knights64_warnsdorff(int rows, int cols, int start,
+                                                               int first, int64_t cap) {
+    return knights64(rows, cols, start, 1, first, cap);
+}
+static Counters __attribute__((noinline)) knights_any_none(int rows, int cols, int start,
+                                                           int first, int64_t cap) {
+    return knights_any(rows, cols, start, 0, first, cap);
+}
+static Counters __attribute__((noinline)) knights_any_warnsdorff(int rows, int cols, int start,
+                                                                 int first, int64_t cap) {
+    return knights_any(rows, cols, start, 1, first, cap);
+}
+
+static Counters knights(int rows, int cols, int start, int warnsdorff, int first, int64_t cap) {
+    if (rows * cols <= 64)
+        return warnsdorff ? knights64_warnsdorff(rows, cols, start, first, cap)
+                          : knights64_none(rows, cols, start, first, cap);
+    return warnsdorff ? knights_any_warnsdorff(rows, cols, start, first, cap)
+                      : knights_any_none(rows, cols, start, first, cap);
+}
+
+/* ------------------------------------------------------------ N-Queens, bit masks */
+
 static Counters queens(int n, int first, int64_t cap) {
     uint64_t full = (~(uint64_t)0) >> (64 - n);
-    uint64_t avail[64], attacked[64], left[64], right[64];
-    int64_t tried[64], found[64];
-    int64_t nodes = 0, backtracks = 0, dead_ends = 0, checks = 0, solutions = 0, max_depth = 0;
+    uint64_t avail[65], cols[65], ld[65], rd[65];
+    int64_t sol_at[65];
+    int64_t nodes = 0, backtracks = 0, dead_ends = 0, solutions = 0, max_row = -1;
     int row = 0, last = n - 1, status = 2;
-    avail[0] = full; attacked[0] = left[0] = right[0] = 0; tried[0] = 0; found[0] = 0;
+    int64_t untested = 0;  /* columns not tried in the rows open when the search stops */
+    avail[0] = full; cols[0] = ld[0] = rd[0] = 0;
     for (;;) {
         uint64_t a = avail[row];
         if (a) {
-            int64_t col = __builtin_ctzll(a);
-            checks += col - tried[row] + 1;
-            tried[row] = col + 1;
-            if (nodes >= cap) { status = 3; break; }
-            avail[row] = a & (a - 1);
+            uint64_t bit = a & -a;
+            if (nodes >= cap) {
+                status = 3;
+                untested = n - 1 - __builtin_ctzll(a);
+                break;
+            }
+            avail[row] = a ^ bit;
             nodes++;
+            if (row > max_row) max_row = row;
             if (row == last) {
-                max_depth = n;
                 solutions++;
-                if (first) { status = 1; break; }
-                found[row]++;
+                if (first) { status = 1; untested = n - 1 - __builtin_ctzll(bit); break; }
                 continue;
             }
-            if (row >= max_depth) max_depth = row + 1;
-            uint64_t bit = (uint64_t)1 << col;
-            uint64_t cols = attacked[row] | bit;
-            uint64_t ld = ((left[row] | bit) << 1) & full;
-            uint64_t rd = (right[row] | bit) >> 1;
-            uint64_t freeb = full & ~(cols | ld | rd);
-            if (!freeb) {
-                checks += n;
-                dead_ends++;
-                backtracks++;
-                continue;
-            }
+            uint64_t c = cols[row] | bit, l = ((ld[row] | bit) << 1) & full,
+                     r = (rd[row] | bit) >> 1;
+            uint64_t freeb = full & ~(c | l | r);
+            if (!freeb) { dead_ends++; backtracks++; continue; }
             row++;
-            attacked[row] = cols; left[row] = ld; right[row] = rd;
-            avail[row] = freeb; tried[row] = 0; found[row] = 0;
+            cols[row] = c; ld[row] = l; rd[row] = r; avail[row] = freeb;
+            sol_at[row] = solutions;
             continue;
         }
-        checks += n - tried[row];
-        tried[row] = n;
         if (row == 0) break;
-        int64_t below = found[row];
+        if (solutions == sol_at[row]) backtracks++;
         row--;
-        if (below) found[row] += below; else backtracks++;
     }
-    Counters z = {nodes, backtracks, dead_ends, checks, solutions, max_depth, status};
+    int open = row;  /* rows 0..open-1 hold a queen still on the board */
+    if (status == 2) open = 0;
+    for (int r = 0; r < open; r++) untested += n - 1 - __builtin_ctzll(cols[r + 1] ^ cols[r]);
+    int64_t checks = (int64_t)n * (1 + nodes - solutions) - untested;
+    Counters z = {nodes, backtracks, dead_ends, checks, solutions, max_row + 1, status};
     return z;
 }
 
@@ -199,8 +334,14 @@ int main(int argc, char **argv) {
     if (argc == 9 && !strcmp(argv[1], "knights")) {
         int rows = atoi(argv[2]), cols = atoi(argv[3]);
         int start = atoi(argv[4]) * cols + atoi(argv[5]);
+        int warnsdorff = atoi(argv[6]), first = atoi(argv[7]);
+        long long cap = atoll(argv[8]);
+        if (rows < 1 || cols < 1 || start < 0 || start >= rows * cols) {
+            fprintf(stderr, "bad board or start square\n");
+            return 2;
+        }
         t0 = now();
-        z = knights(rows, cols, start, atoi(argv[6]), atoi(argv[7]), atoll(argv[8]));
+        z = knights(rows, cols, start, warnsdorff, first, cap);
         t1 = now();
     } else if (argc == 5 && !strcmp(argv[1], "queens")) {
         int n = atoi(argv[2]);

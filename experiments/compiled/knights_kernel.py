@@ -28,8 +28,7 @@ limit the counters are those reached when the clock was read, a multiple of
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 from numba import njit
@@ -42,6 +41,16 @@ from ._driver import NODE_LIMIT as _NODE_LIMIT
 from ._driver import PAUSE_EVERY, drive, pause_mask  # noqa: F401 - PAUSE_EVERY: documented here
 from ._driver import PAUSED as _PAUSED
 from ._driver import SOLVED as _SOLVED
+from .knights_fast import run64_plain, run64_warnsdorff
+from .knights_random64 import run64_random
+from .knights_tables import (  # noqa: F401 - GEOMETRY_CHUNK_SQUARES, Geometry: re-exported
+    GEOMETRY_CHUNK_SQUARES,
+    Geometry,
+    _geometry,
+    build_geometry,
+    geometry,
+    mask_tables,
+)
 
 # Heuristic and tie-break codes passed to the kernel.
 _HEURISTIC_CODE = {"none": 0, "warnsdorff": 1, "static_degree": 2}
@@ -70,41 +79,17 @@ _U64_ZERO = np.uint64(0)
 
 
 @njit(cache=True, nogil=True)
-def build_geometry(rows, cols, moves, r0, r1, nbr, count, dist2):
-    """Fill rows ``r0 .. r1 - 1`` of an m x n board's neighbour table for a move order.
-
-    Args:
-        rows, cols: board size (int64).
-        moves: int64 array of shape (8, 2), the (d_row, d_col) in the order tried.
-        r0, r1: the rows to fill (int64), ``0 <= r0 <= r1 <= rows``.
-        nbr, count, dist2: the tables, filled in place for those rows: ``nbr``
-            uint32 (size, 8), the on-board squares a knight's move away in move
-            order, the first ``count[sq]`` (int32 (size,), also the static degree)
-            valid; ``dist2`` int64 (size,), 4 x the squared Euclidean distance to
-            the board centre (exact integers).
-    """
-    for r in range(r0, r1):
-        for c in range(cols):
-            sq = r * cols + c
-            k = 0
-            for m in range(8):
-                rr = r + moves[m, 0]
-                cc = c + moves[m, 1]
-                if 0 <= rr < rows and 0 <= cc < cols:
-                    nbr[sq, k] = rr * cols + cc
-                    k += 1
-            count[sq] = k
-            dr = 2 * r - (rows - 1)
-            dc = 2 * c - (cols - 1)
-            dist2[sq] = dr * dr + dc * dc
-
-
-@njit(cache=True, nogil=True)
-def knights_run(nbr, count, dist2, params, state, rng, visited, path, frames, found, tour):
+def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, path, frames,
+                found, tour):
     """Run (or resume) the depth-first search; return a status code.
+
+    Boards of at most 64 squares with heuristic ``none`` or ``warnsdorff`` and
+    tie-break ``move_order`` or ``random`` go to :mod:`.knights_fast` (the same
+    tree and counters, the visited set in a 64-bit mask).
 
     Args:
         nbr, count, dist2: the board geometry (:func:`build_geometry`).
+        nbr8, nmask: :func:`.knights_fast.small_tables` (empty above 64 squares).
         params: int64 (N_PARAMS,): heuristic, tie-break, first, closed, start
             square, node cap, pause mask, largest ``dist2``, base depth (the
             prefix already on the board; the search ends when the path is
@@ -122,6 +107,12 @@ def knights_run(nbr, count, dist2, params, state, rng, visited, path, frames, fo
         0 paused (resume by calling again), 1 solved, 2 exhausted, 3 node limit,
         4 backtrack limit.
     """
+    if nbr8.shape[0] > 0 and params[P_HEURISTIC] == 0 and params[P_TIE] == 0:
+        return run64_plain(nbr8, count, nmask, params, state, path, frames, found, tour)
+    if nbr8.shape[0] > 0 and params[P_HEURISTIC] == 1 and params[P_TIE] == 0:
+        return run64_warnsdorff(nbr8, count, nmask, params, state, path, frames, found, tour)
+    if nbr8.shape[0] > 0 and params[P_HEURISTIC] <= 1 and params[P_TIE] <= 1:
+        return run64_random(nbr8, count, nmask, params, state, rng, path, frames, found, tour)
     size = nbr.shape[0]
     heuristic = params[P_HEURISTIC]
     tie = params[P_TIE]
@@ -316,52 +307,6 @@ def knights_run(nbr, count, dist2, params, state, rng, visited, path, frames, fo
     return code
 
 
-#: ``(nbr, count, dist2, max dist2)`` of a board (see :func:`geometry`).
-Geometry = tuple[np.ndarray, np.ndarray, np.ndarray, int]
-
-#: Boards up to this many squares keep their geometry in a per-process cache.
-_GEOMETRY_CACHE_SQUARES = 10_000
-
-
-@lru_cache(maxsize=64)
-def _cached_geometry(rows: int, cols: int, moves: tuple) -> Geometry:
-    found = _geometry(rows, cols, moves)
-    assert found is not None
-    return found
-
-
-#: Squares of a board's tables filled between two readings of the clock (a 2000 x 2000
-#: board's tables take 0.1 to 0.9 s in one call, by the machine's load).
-GEOMETRY_CHUNK_SQUARES = 1 << 16
-
-
-def _geometry(rows: int, cols: int, moves: tuple,
-              out_of_time: Callable[[], bool] | None = None) -> Geometry | None:
-    size = rows * cols
-    nbr = np.zeros((size, 8), np.uint32)
-    count = np.zeros(size, np.int32)
-    dist2 = np.zeros(size, np.int64)
-    step = max(1, GEOMETRY_CHUNK_SQUARES // cols)
-    table = np.array(moves, dtype=np.int64)
-    for r0 in range(0, rows, step):
-        if out_of_time is not None and out_of_time():
-            return None
-        build_geometry(rows, cols, table, r0, min(rows, r0 + step), nbr, count, dist2)
-    return nbr, count, dist2, int(dist2.max())
-
-
-def geometry(rows: int, cols: int, moves: tuple,
-             out_of_time: Callable[[], bool] | None = None) -> Geometry | None:
-    """``(nbr, count, dist2, max dist2)`` for a board; small boards are cached per process.
-
-    A big board's tables are filled a block of rows at a time, reading
-    ``out_of_time()`` before each: None when the time ran out first.
-    """
-    if rows * cols <= _GEOMETRY_CACHE_SQUARES:
-        return _cached_geometry(rows, cols, moves)
-    return _geometry(rows, cols, moves, out_of_time)
-
-
 def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: str,
                 tie_break: str, first: bool, closed: bool, budget: Budget,
                 seed: int, extra: dict | None = None,
@@ -396,8 +341,9 @@ def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: st
     for i, sq in enumerate(prefix):
         visited[sq] = 1
         path[i] = sq
-    status = drive(knights_run, (nbr, count, dist2, params, state, rng, visited, path, frames,
-                                 found, tour), budget)
+    nbr8, nmask = mask_tables(rows, cols, moves)
+    status = drive(knights_run, (nbr, count, dist2, nbr8, nmask, params, state, rng, visited,
+                                 path, frames, found, tour), budget)
     solution = tuple(tour.tolist()) if state[S_HAVE_TOUR] else None
     return SearchResult(status, int(state[S_NODES]), int(state[S_BACKTRACKS]),
                         int(state[S_DEAD_ENDS]), int(state[S_CHECKS]),

@@ -44,14 +44,23 @@ from ._driver import PAUSE_EVERY, drive, pause_mask  # noqa: F401 - PAUSE_EVERY:
 from ._driver import PAUSED as _PAUSED
 from ._driver import SOLVED as _SOLVED
 
-try:  # an LLVM cttz intrinsic; numba has shipped it for years
+try:  # LLVM cttz and ctlz intrinsics; numba has shipped them for years
+    from numba.cpython.unsafe.numbers import leading_zeros as _clz
     from numba.cpython.unsafe.numbers import trailing_zeros as _ctz
-except ImportError:  # pragma: no cover - a numba without it
+except ImportError:  # pragma: no cover - a numba without them
     @njit(cache=True, nogil=True)
     def _ctz(x):
         k = 0
         while (x & np.uint64(1)) == 0:
             x >>= np.uint64(1)
+            k += 1
+        return k
+
+    @njit(cache=True, nogil=True)
+    def _clz(x):
+        k = 0
+        while (x & np.uint64(1 << 63)) == 0:
+            x <<= np.uint64(1)
             k += 1
         return k
 
@@ -67,6 +76,7 @@ N_STATE = 9
 
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
+_AVAIL, _ATT, _LEFT, _RIGHT, _FOUND = range(5)  # columns of queens_run's table of rows
 
 
 @njit(cache=True, nogil=True)
@@ -107,9 +117,39 @@ def _is_canonical(s, n, inv, img):
 
 
 @njit(cache=True, nogil=True)
+def _untested(n, lo, row, avail, attacked, left, right, full, blocked):
+    """Columns not yet tested in the open rows ``lo .. row`` (0 when ``lo > row``).
+
+    A row below ``row`` has tested up to its queen's column (``attacked[r + 1] ^
+    attacked[r]``); row ``row`` up to the last column it placed a queen on (the
+    highest safe column no longer in ``avail``), or, ``blocked`` (a node limit),
+    up to the column it was about to place one on.
+    """
+    u = 0
+    for r in range(lo, row):
+        ur = np.uint64(r)
+        u += n - 1 - np.int64(_ctz(attacked[ur + _ONE] ^ attacked[ur]))
+    if row >= lo:
+        ur = np.uint64(row)
+        if blocked:
+            tested = np.int64(_ctz(avail[ur])) + 1
+        else:
+            placed = full & ~(attacked[ur] | left[ur] | right[ur]) & ~avail[ur]
+            tested = 0 if placed == _ZERO else 64 - np.int64(_clz(placed))
+        u += n - tested
+    return u
+
+
+@njit(cache=True, nogil=True)
 def queens_run(params, state, avail, tried, attacked, left, right, place, found, best,
                scratch):
     """Run (or resume) the row-by-row search; return a status code.
+
+    The loop keeps three masks per row and takes ``avail & -avail``; it counts
+    no checks per placement: every placement short of n queens opens a row
+    that tests n columns, less those not yet tested in the rows still open
+    when the call returns (:func:`_untested`), which gives the reference's
+    count whenever the search stops.
 
     Args:
         params: int64 (N_PARAMS,): n, first, unique, node cap, pause mask, base
@@ -118,10 +158,12 @@ def queens_run(params, state, avail, tried, attacked, left, right, place, found,
             ``base`` belong to the parent and are not counted.
         state: int64 (N_STATE,): counters and the current row; updated in place.
         avail: uint64 (n,): safe columns of each row not yet tried.
-        tried: int64 (n,): next column of each row to test.
+        tried: int64 (n,): unused (kept for the signature).
         attacked, left, right: uint64 (n,): columns and diagonals attacked in each row.
-        place: int64 (n,): the queen's column of each row on the path.
-        found: int64 (n,): solutions found below the queen of the row above.
+        place: int64 (n,): work space: a solution's columns by row.
+        found: int64 (n,): the solution count when each row was entered (the
+            queen of the row above is a backtrack when its row closes with the
+            count unchanged).
         best: int64 (n,): receives the first solution.
         scratch: int64 (2, n): work space of the symmetry test.
 
@@ -139,40 +181,64 @@ def queens_run(params, state, avail, tried, attacked, left, right, place, found,
     btcap = params[P_BTCAP]
     full = (~_ZERO) >> np.uint64(64 - n)
     last = n - 1
+    lo = base + 1 if subtree else base  # the open rows whose tests are counted here
     nodes = state[S_NODES]
     backtracks = state[S_BACKTRACKS]
     dead_ends = state[S_DEAD_ENDS]
-    checks = state[S_CHECKS]
     solutions = state[S_SOLUTIONS]
     max_depth = state[S_MAX_DEPTH]
     row = state[S_ROW]
     canonical = state[S_CANONICAL]
     have_solution = state[S_HAVE_SOLUTION]
     entry_nodes = nodes
+    entry_solutions = solutions
+    entry_untested = _untested(n, lo, row, avail, attacked, left, right, full, False)
+    limit = cap  # the placement count at which to stop: the cap, or the next pause
+    if pause_mask >= 0:
+        limit = min(cap, (nodes | pause_mask) + 1)
     inv = scratch[0]
     img = scratch[1]
+    # the per-row masks side by side in one local table (one base address for the
+    # loop, the row's masks in one cache line): copied in here, out at the end
+    rm = np.empty((n, 8), np.uint64)
+    for r in range(n):
+        rm[r, _AVAIL] = avail[r]
+        rm[r, _ATT] = attacked[r]
+        rm[r, _LEFT] = left[r]
+        rm[r, _RIGHT] = right[r]
+        rm[r, _FOUND] = np.uint64(found[r])
+    usolutions = np.uint64(solutions)
+    # countdowns: placements before the stop, backtracks before the budget's end
+    todo = max(limit - nodes, 0)
+    entry_todo = todo
+    bt_left = max(btcap - backtracks, 0)
+    entry_bt_left = bt_left
+    # the row's untried safe columns, carried in a variable from one step to the next
+    # (the table keeps a copy for the way back up)
+    a = rm[np.uint64(row), _AVAIL]
+    plain_solutions = have_solution != 0 and not first and not unique
     code = _EXHAUSTED
     while True:
         urow = np.uint64(row)  # an unsigned index: no negative-index wraparound test
-        a = avail[urow]
         if a != _ZERO:
-            col = np.int64(_ctz(a))
-            if nodes >= cap:
-                checks += col - tried[urow] + 1
-                tried[urow] = col + 1
-                code = _NODE_LIMIT
+            if todo == 0:
+                code = _NODE_LIMIT if limit >= cap else _PAUSED
                 break
-            if (nodes & pause_mask) == 0 and nodes != entry_nodes:
-                code = _PAUSED
-                break
-            checks += col - tried[urow] + 1
-            tried[urow] = col + 1
-            avail[urow] = a & (a - _ONE)
-            nodes += 1
-            place[urow] = col
+            todo -= 1
+            bit = a & (~a + _ONE)
+            a ^= bit
+            rm[urow, _AVAIL] = a
+            if row >= max_depth:
+                max_depth = row + 1
             if row == last:
-                max_depth = n
-                solutions += 1
+                usolutions += _ONE
+                if plain_solutions:  # a count that needs nothing but the count
+                    continue
+                if have_solution == 0 or unique:
+                    for r in range(last):
+                        ur = np.uint64(r)
+                        place[r] = np.int64(_ctz(rm[ur + _ONE, _ATT] ^ rm[ur, _ATT]))
+                    place[last] = np.int64(_ctz(bit))
                 if have_solution == 0:
                     have_solution = 1
                     for r in range(n):
@@ -182,54 +248,57 @@ def queens_run(params, state, avail, tried, attacked, left, right, place, found,
                     break
                 if unique and _is_canonical(place, n, inv, img):
                     canonical += 1
-                found[urow] += 1
+                plain_solutions = not unique
                 continue
-            if row >= max_depth:
-                max_depth = row + 1
-            bit = _ONE << np.uint64(col)
-            cols = attacked[urow] | bit
-            ldiag = ((left[urow] | bit) << _ONE) & full
-            rdiag = (right[urow] | bit) >> _ONE
+            cols = rm[urow, _ATT] | bit
+            ldiag = ((rm[urow, _LEFT] | bit) << _ONE) & full
+            rdiag = (rm[urow, _RIGHT] | bit) >> _ONE
             free = full & ~(cols | ldiag | rdiag)
             if free == _ZERO:
                 # the next row tries its n columns, none safe: a dead end
-                checks += n
                 dead_ends += 1
-                if backtracks >= btcap:
+                if bt_left == 0:
                     code = _BACKTRACK_LIMIT
                     break
-                backtracks += 1
+                bt_left -= 1
                 continue
             row += 1
             urow = np.uint64(row)
-            attacked[urow] = cols
-            left[urow] = ldiag
-            right[urow] = rdiag
-            avail[urow] = free
-            tried[urow] = 0
-            found[urow] = 0
+            rm[urow, _ATT] = cols
+            rm[urow, _LEFT] = ldiag
+            rm[urow, _RIGHT] = rdiag
+            rm[urow, _AVAIL] = free
+            rm[urow, _FOUND] = usolutions
+            a = free
             continue
         # every column of this row is tried: take back the queen of the row above
-        if row == base and subtree:
-            break
-        checks += n - tried[urow]
-        tried[urow] = n
         if row == base:
             break
-        below = found[urow]
         row -= 1
-        urow = np.uint64(row)
-        if below != 0:
-            found[urow] += below
-        else:
-            if backtracks >= btcap:
+        a = rm[urow - _ONE, _AVAIL]
+        if rm[urow, _FOUND] == usolutions:
+            if bt_left == 0:
                 code = _BACKTRACK_LIMIT
                 break
-            backtracks += 1
+            bt_left -= 1
+    solutions = np.int64(usolutions)
+    nodes += entry_todo - todo
+    backtracks += entry_bt_left - bt_left
+    for r in range(n):
+        avail[r] = rm[r, _AVAIL]
+        attacked[r] = rm[r, _ATT]
+        left[r] = rm[r, _LEFT]
+        right[r] = rm[r, _RIGHT]
+        found[r] = np.int64(rm[r, _FOUND])
+    exit_untested = 0
+    if code != _EXHAUSTED:
+        exit_untested = _untested(n, lo, row, avail, attacked, left, right, full,
+                                  code == _NODE_LIMIT)
     state[S_NODES] = nodes
     state[S_BACKTRACKS] = backtracks
     state[S_DEAD_ENDS] = dead_ends
-    state[S_CHECKS] = checks
+    state[S_CHECKS] += (entry_untested + n * (nodes - entry_nodes - (solutions - entry_solutions))
+                        - exit_untested)
     state[S_SOLUTIONS] = solutions
     state[S_MAX_DEPTH] = max_depth
     state[S_ROW] = row
