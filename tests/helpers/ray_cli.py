@@ -41,27 +41,32 @@ def user_env(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def free_ports(n: int) -> list[int]:
-    """``n`` distinct ports free on 127.0.0.1 right now (bound together, then released)."""
+def free_ports(n: int, avoid: frozenset[int] = frozenset()) -> list[int]:
+    """``n`` distinct ports free on 127.0.0.1 right now (bound together, then released), none
+    of them in ``avoid`` (ports already handed out but released: the OS may offer them again,
+    and two Ray components on one port make ``ray start`` fail)."""
     socks = []
     try:
-        for _ in range(n):
+        while len([s for s in socks if s.getsockname()[1] not in avoid]) < n:
             s = socket.socket()
             s.bind(("127.0.0.1", 0))
             socks.append(s)
-        return [s.getsockname()[1] for s in socks]
+        return [p for p in (s.getsockname()[1] for s in socks) if p not in avoid][:n]
     finally:
         for s in socks:
             s.close()
 
 
-def _node_ports(head: bool) -> list[str]:
+def _node_ports(head: bool, used: set[int]) -> list[str]:
+    """A node's port flags: ports free now and not in ``used`` (every port the cluster
+    handed out so far), which they join."""
     names = ["--node-manager-port", "--object-manager-port", "--metrics-export-port",
              "--dashboard-agent-listen-port", "--dashboard-agent-grpc-port",
              "--runtime-env-agent-port"]
     if head:
         names += ["--dashboard-port"]
-    ports = free_ports(len(names))
+    ports = free_ports(len(names), frozenset(used))
+    used.update(ports)
     # worker processes bind to ports the OS picks (as ray.cluster_utils does)
     return [*(f"{n}={p}" for n, p in zip(names, ports)),
             "--min-worker-port=0", "--max-worker-port=0"]
@@ -74,6 +79,7 @@ class Cluster:
         self.temp_dir = temp_dir
         self.port = port
         self.address = f"127.0.0.1:{port}"
+        self.used = {port}  # every port handed out: none is given twice
         self.procs: list[subprocess.Popen] = []
         self.logs: list[Path] = []
 
@@ -87,7 +93,7 @@ class Cluster:
         else:
             args = [f"--address={self.address}"]
         cmd = [RAY, "start", *args, "--num-cpus=1", "--node-ip-address=127.0.0.1",
-               "--disable-usage-stats", *_node_ports(head), "--block"]
+               "--disable-usage-stats", *_node_ports(head, self.used), "--block"]
         log = self.temp_dir.parent / f"node{len(self.procs)}.log"
         with open(log, "wb") as out:
             proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT,
@@ -110,7 +116,8 @@ class Cluster:
                            ) -> subprocess.CompletedProcess:
         """``ray start --address=...`` expected to fail: run to its end (no ``--block``)."""
         cmd = [RAY, "start", f"--address={self.address}", "--num-cpus=1",
-               "--node-ip-address=127.0.0.1", "--disable-usage-stats", *_node_ports(False)]
+               "--node-ip-address=127.0.0.1", "--disable-usage-stats",
+               *_node_ports(False, self.used)]
         return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout,
                               start_new_session=True)
 
