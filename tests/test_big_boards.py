@@ -231,6 +231,7 @@ def test_show_summarises_1849_starts_on_300x300(many_starts, tmp_path):
     assert "1 start(s) failed (err)" in show.stdout
 
 
+@pytest.mark.slow  # 15 s: a report of 1,849 starts
 def test_report_heatmap_of_300x300_is_downsampled_and_bounded(many_starts, tmp_path):
     report = tmp_path / "report.html"
     got = measured_report(many_starts, report)

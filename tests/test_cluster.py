@@ -69,6 +69,7 @@ def _user(home: Path, **extra: str) -> dict[str, str]:
 
 
 @needs_token_auth
+@pytest.mark.slow  # 27 s of real cluster; tests/test_ray_auth.py covers the logic by default
 def test_head_with_token_auth_gets_this_machines_token_or_one_clear_refusal(tmp_path):
     """A head started with `ray start --head` where ~/.ray/auth_token exists (Ray's own
     ray.init() leaves one) runs with token authentication. `btlab run --address` from that
