@@ -191,7 +191,7 @@ BLOCKS: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
         "parsed, the config loaded", ("test_plain_baseline_commands",)),
     ("docs/analysis.md", "both = analysis.load([\"results/warnsdorff-64-starts\", "
                          "\"results/plain-backtracking-64-starts\"])"): (
-        VALIDATED, "reads the 10^9 plain-backtracking folder (27.5 minutes to make): compiled "
+        VALIDATED, "reads the 10^9 plain-backtracking folder (5 minutes to make): compiled "
         "always; run, output compared, when BTLAB_DOCS_MAIN and BTLAB_DOCS_PLAIN name the two "
         "results folders", ("test_analysis_baseline",)),
     ("docs/analysis.md", "trials  censored      budget"): (
@@ -824,7 +824,7 @@ def _analysis_python(test: str) -> list[Block]:
 
 #: The Python blocks the default and slow suites run: those on folders a test can make.
 ANALYSIS_PY = _analysis_python("test_analysis_fast")
-#: The Python blocks that read the 10^9 plain-backtracking folder (27.5 minutes to make).
+#: The Python blocks that read the 10^9 plain-backtracking folder (5 minutes to make).
 BASELINE_PY = _analysis_python("test_analysis_baseline")
 #: Environment variables naming real results folders of configs/warnsdorff_64_starts.yaml
 #: and configs/plain_backtracking_64_starts.yaml: with both set, test_analysis_baseline
@@ -905,7 +905,7 @@ def test_analysis_baseline(tmp_path):
                for name, cfg in folders.items())
     paths = [os.environ.get(v) for v in BASELINE_ENV]
     if not all(paths):
-        return                     # parsed only: the 10^9 folder takes 27.5 minutes to make
+        return                     # parsed only: the 10^9 folder takes minutes to make
     wd = workdir(tmp_path)
     (wd / "results").mkdir()
     for name, path in zip(folders, paths):
