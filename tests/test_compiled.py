@@ -45,6 +45,10 @@ BOARDS = [
     pytest.param(6, 6, [(0, 0), (2, 3), (5, 1)], ("first",), 4_000, id="6x6"),
     pytest.param(8, 8, [(0, 0), (3, 5), (7, 2)], ("first", "count"), 3_000, id="8x8"),
     pytest.param(5, 6, [(0, 0), (2, 2), (4, 5)], ("first", "count"), 4_000, id="5x6"),
+    # over 64 squares: the byte-per-square loops (experiments/compiled/knights_wide.py)
+    pytest.param(9, 9, [(0, 0), (4, 4), (2, 7)], ("first", "count"), 3_000, id="9x9"),
+    pytest.param(3, 22, [(0, 0), (1, 10)], ("first", "count"), 3_000, id="3x22"),
+    pytest.param(5, 14, [(0, 0), (2, 6)], ("first", "count"), 3_000, id="5x14"),
 ]
 
 
@@ -160,11 +164,26 @@ def test_time_budget_stops_within_tolerance(seconds):
     assert elapsed < seconds * 1.1 + 0.5
 
 
-def test_time_budget_that_is_not_reached_changes_nothing():
-    kw = dict(heuristic="warnsdorff", mode="count", max_nodes=300_000)
-    plain = solve_knights_compiled(6, 6, (0, 0), **kw)
-    timed = solve_knights_compiled(6, 6, (0, 0), max_seconds=60.0, **kw)
+@pytest.mark.parametrize("rows, cols", [(6, 6), (9, 9)])  # mask loops; byte loops
+@pytest.mark.parametrize("heuristic", HEURISTICS)
+def test_time_budget_that_is_not_reached_changes_nothing(rows, cols, heuristic):
+    kw = dict(heuristic=heuristic, mode="count", max_nodes=300_000)
+    plain = solve_knights_compiled(rows, cols, (0, 0), **kw)
+    timed = solve_knights_compiled(rows, cols, (0, 0), max_seconds=60.0, **kw)
     assert timed.counters() == plain.counters()  # resumed chunk by chunk, same walk
+    assert plain.nodes == 300_000 > 2 * PAUSE_EVERY  # so the timed walk was resumed twice
+
+
+@pytest.mark.parametrize("heuristic", ["none", "warnsdorff"])
+def test_boards_over_64_squares_equal_reference_at_depth(heuristic):
+    """9 x 9 and 3 x 22 searches deep enough to undo long paths."""
+    for rows, cols, start, mode, cap in [(9, 9, (0, 0), "count", 60_000),
+                                         (3, 22, (0, 0), "first", 60_000)]:
+        kw = dict(heuristic=heuristic, mode=mode, max_nodes=cap)
+        ref = solve_knights_tour(rows, cols, start, strategy="iterative", **kw)
+        got = solve_knights_compiled(rows, cols, start, **kw)
+        assert_same(ref, got, (rows, cols, kw))
+        assert ref.max_depth > 50 and (ref.backtracks > 0 or ref.status is Status.SOLVED)
 
 
 def test_bad_arguments_raise_value_error():

@@ -86,6 +86,25 @@ def test_compiled_knights_subtrees_equal_python(heuristic, tie_break, mode, clos
                                          Budget(cap, None), "iterative"))
 
 
+@pytest.mark.parametrize("heuristic", ["none", "warnsdorff"])
+def test_compiled_subtrees_over_64_squares_equal_python(heuristic):
+    """The byte-per-square loops with a prefix on the board: every depth-3 task of 9 x 9
+    (count and first, open and closed) under a node budget."""
+    board = KnightBoard(9, 9)
+    order = make_orderer(board, heuristic, "move_order", 0)
+    for mode, closed in (("count", False), ("count", True), ("first", False)):
+        params = {"rows": 9, "cols": 9, "start": (0, 0), "heuristic": heuristic,
+                  "mode": mode, "closed": closed}
+        tasks = plan_split("knights_tour", params, 3).tasks
+        assert len(tasks) >= 4
+        for path in tasks:
+            for cap in (None, 7) if heuristic == "warnsdorff" else (7, 3_000):
+                got = knights_subtree_compiled(9, 9, path, mode=mode, heuristic=heuristic,
+                                               closed=closed, max_nodes=cap)
+                same(got, knights_subtree(board, order, path, mode == "first", closed,
+                                          Budget(cap, None), "iterative"))
+
+
 def test_compiled_whole_tree_subtree_is_the_whole_search():
     same(knights_subtree_compiled(5, 5, (0,), mode="count"),
          solve_knights_compiled(5, 5, (0, 0), mode="count"))

@@ -83,6 +83,41 @@ def small_tables(nbr: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 @njit(cache=True, nogil=True)
+def budget_left(params, state):
+    """The budgets of one call of a count-down loop, from its parameters and state.
+
+    Returns:
+        ``(limit, todo, bt_left)``: the placement count at which this call
+        stops (the node cap, or the next pause when ``params[P_PAUSE_MASK]``
+        is set), the placements before it, and the backtracks before the end
+        of the backtrack budget (all int64).
+    """
+    nodes = state[S_NODES]
+    cap = params[P_CAP]
+    limit = cap
+    if params[P_PAUSE_MASK] >= 0:
+        limit = min(cap, (nodes | params[P_PAUSE_MASK]) + 1)
+    return limit, max(limit - nodes, 0), max(params[P_BTCAP] - state[S_BACKTRACKS], 0)
+
+
+@njit(cache=True, nogil=True)
+def store_state(state, placed, backtracked, dead_ends, checks, solutions, max_depth, depth, sq,
+                have_tour):
+    """Write a count-down loop's counters and resume point back into ``state`` (in place):
+    ``placed`` and ``backtracked`` are this call's own placements and backtracks, the
+    other counters their running totals."""
+    state[S_NODES] += placed
+    state[S_BACKTRACKS] += backtracked
+    state[S_DEAD_ENDS] = dead_ends
+    state[S_CHECKS] = checks
+    state[S_SOLUTIONS] = solutions
+    state[S_MAX_DEPTH] = max_depth
+    state[S_DEPTH] = depth
+    state[S_SQ] = np.int64(sq)
+    state[S_HAVE_TOUR] = have_tour
+
+
+@njit(cache=True, nogil=True)
 def run64_plain(nbr8, count, nmask, params, state, path, frames, found, tour):
     """``knights_run`` for heuristic ``none`` with tie-break ``move_order``, on its own:
     one loop with no heuristic to test, counting down to the stop and to the end of
@@ -96,10 +131,7 @@ def run64_plain(nbr8, count, nmask, params, state, path, frames, found, tour):
     closed = params[P_CLOSED] != 0
     start = np.uint64(params[P_START])
     cap = params[P_CAP]
-    pause_mask = params[P_PAUSE_MASK]
     base = params[P_BASE]
-    nodes = state[S_NODES]
-    backtracks = state[S_BACKTRACKS]
     dead_ends = state[S_DEAD_ENDS]
     checks = state[S_CHECKS]
     solutions = state[S_SOLUTIONS]
@@ -110,13 +142,8 @@ def run64_plain(nbr8, count, nmask, params, state, path, frames, found, tour):
     vis = _ZERO
     for i in range(depth):
         vis |= _ONE << np.uint64(path[i])
-    limit = cap
-    if pause_mask >= 0:
-        limit = min(cap, (nodes | pause_mask) + 1)
-    todo = max(limit - nodes, 0)  # placements before the stop
-    entry_todo = todo
-    bt_left = max(params[P_BTCAP] - backtracks, 0)  # backtracks before the budget's end
-    entry_bt_left = bt_left
+    limit, todo, bt_left = budget_left(params, state)  # placements, backtracks before the stop
+    entry_todo, entry_bt_left = todo, bt_left
     code = _EXHAUSTED
     while True:
         # -- place sq --
@@ -188,15 +215,8 @@ def run64_plain(nbr8, count, nmask, params, state, path, frames, found, tour):
                 bt_left -= 1
         if code == _BACKTRACK_LIMIT or depth == base:
             break
-    state[S_NODES] = nodes + entry_todo - todo
-    state[S_BACKTRACKS] = backtracks + entry_bt_left - bt_left
-    state[S_DEAD_ENDS] = dead_ends
-    state[S_CHECKS] = checks
-    state[S_SOLUTIONS] = solutions
-    state[S_MAX_DEPTH] = max_depth
-    state[S_DEPTH] = depth
-    state[S_SQ] = np.int64(sq)
-    state[S_HAVE_TOUR] = have_tour
+    store_state(state, entry_todo - todo, entry_bt_left - bt_left, dead_ends, checks, solutions,
+                max_depth, depth, sq, have_tour)
     return code
 
 
@@ -212,10 +232,7 @@ def run64_warnsdorff(nbr8, count, nmask, params, state, path, frames, found, tou
     closed = params[P_CLOSED] != 0
     start = np.uint64(params[P_START])
     cap = params[P_CAP]
-    pause_mask = params[P_PAUSE_MASK]
     base = params[P_BASE]
-    nodes = state[S_NODES]
-    backtracks = state[S_BACKTRACKS]
     dead_ends = state[S_DEAD_ENDS]
     checks = state[S_CHECKS]
     solutions = state[S_SOLUTIONS]
@@ -226,13 +243,8 @@ def run64_warnsdorff(nbr8, count, nmask, params, state, path, frames, found, tou
     vis = _ZERO
     for i in range(depth):
         vis |= _ONE << np.uint64(path[i])
-    limit = cap
-    if pause_mask >= 0:
-        limit = min(cap, (nodes | pause_mask) + 1)
-    todo = max(limit - nodes, 0)  # placements before the stop
-    entry_todo = todo
-    bt_left = max(params[P_BTCAP] - backtracks, 0)  # backtracks before the budget's end
-    entry_bt_left = bt_left
+    limit, todo, bt_left = budget_left(params, state)  # placements, backtracks before the stop
+    entry_todo, entry_bt_left = todo, bt_left
     keyd = np.empty(8, np.uint64)
     code = _EXHAUSTED
     while True:
@@ -316,13 +328,6 @@ def run64_warnsdorff(nbr8, count, nmask, params, state, path, frames, found, tou
                 bt_left -= 1
         if code == _BACKTRACK_LIMIT or depth == base:
             break
-    state[S_NODES] = nodes + entry_todo - todo
-    state[S_BACKTRACKS] = backtracks + entry_bt_left - bt_left
-    state[S_DEAD_ENDS] = dead_ends
-    state[S_CHECKS] = checks
-    state[S_SOLUTIONS] = solutions
-    state[S_MAX_DEPTH] = max_depth
-    state[S_DEPTH] = depth
-    state[S_SQ] = np.int64(sq)
-    state[S_HAVE_TOUR] = have_tour
+    store_state(state, entry_todo - todo, entry_bt_left - bt_left, dead_ends, checks, solutions,
+                max_depth, depth, sq, have_tour)
     return code

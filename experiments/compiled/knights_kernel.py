@@ -51,6 +51,7 @@ from .knights_tables import (  # noqa: F401 - GEOMETRY_CHUNK_SQUARES, Geometry: 
     geometry,
     mask_tables,
 )
+from .knights_wide import runwide_plain, runwide_warnsdorff, unvisited_degrees
 
 # Heuristic and tie-break codes passed to the kernel.
 _HEURISTIC_CODE = {"none": 0, "warnsdorff": 1, "static_degree": 2}
@@ -76,16 +77,19 @@ _U64_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _U64_MIX2 = np.uint64(0x94D049BB133111EB)
 _U30, _U27, _U31 = np.uint64(30), np.uint64(27), np.uint64(31)
 _U64_ZERO = np.uint64(0)
+_NO_DEGREES = np.zeros(0, np.uint8)
 
 
 @njit(cache=True, nogil=True)
-def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, path, frames,
+def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, deg, path, frames,
                 found, tour):
     """Run (or resume) the depth-first search; return a status code.
 
-    Boards of at most 64 squares with heuristic ``none`` or ``warnsdorff`` and
-    tie-break ``move_order`` or ``random`` go to :mod:`.knights_fast` (the same
-    tree and counters, the visited set in a 64-bit mask).
+    Heuristic ``none`` or ``warnsdorff`` go to loops of their own (the same tree
+    and counters): on boards of at most 64 squares with tie-break ``move_order``
+    or ``random`` to :mod:`.knights_fast` and :mod:`.knights_random64` (the
+    visited set in a 64-bit mask), on larger boards with ``move_order`` to
+    :mod:`.knights_wide`.
 
     Args:
         nbr, count, dist2: the board geometry (:func:`build_geometry`).
@@ -97,7 +101,10 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, pat
         state: int64 (N_STATE,): the counters, the path length and the
             square to place next; updated in place.
         rng: uint64 (1,): the SplitMix64 state of the random tie-break.
-        visited: uint8 (size,); path: uint32 (size,); frames: uint32 (size,
+        visited: uint8 (size,); deg: uint8 (size,), each square's unvisited
+            neighbours (:func:`.knights_wide.unvisited_degrees`) for
+            ``warnsdorff`` with ``move_order`` above 64 squares, else empty;
+            path: uint32 (size,); frames: uint32 (size,
             N_FRAME); found: int64 (size,): the explicit stack. Array indices
             are unsigned where it matters: numba tests a signed index for a
             negative value (wraparound) on every access.
@@ -113,6 +120,10 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, pat
         return run64_warnsdorff(nbr8, count, nmask, params, state, path, frames, found, tour)
     if nbr8.shape[0] > 0 and params[P_HEURISTIC] <= 1 and params[P_TIE] <= 1:
         return run64_random(nbr8, count, nmask, params, state, rng, path, frames, found, tour)
+    if nbr8.shape[0] == 0 and params[P_HEURISTIC] == 0 and params[P_TIE] == 0:
+        return runwide_plain(nbr, count, params, state, visited, path, frames, found, tour)
+    if nbr8.shape[0] == 0 and params[P_HEURISTIC] == 1 and params[P_TIE] == 0:
+        return runwide_warnsdorff(nbr, count, params, state, deg, path, frames, found, tour)
     size = nbr.shape[0]
     heuristic = params[P_HEURISTIC]
     tie = params[P_TIE]
@@ -342,8 +353,10 @@ def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: st
         visited[sq] = 1
         path[i] = sq
     nbr8, nmask = mask_tables(rows, cols, moves)
+    incremental = size > nbr8.shape[0] and heuristic == "warnsdorff" and tie_break == "move_order"
+    deg = unvisited_degrees(nbr, count, prefix) if incremental else _NO_DEGREES
     status = drive(knights_run, (nbr, count, dist2, nbr8, nmask, params, state, rng, visited,
-                                 path, frames, found, tour), budget)
+                                 deg, path, frames, found, tour), budget)
     solution = tuple(tour.tolist()) if state[S_HAVE_TOUR] else None
     return SearchResult(status, int(state[S_NODES]), int(state[S_BACKTRACKS]),
                         int(state[S_DEAD_ENDS]), int(state[S_CHECKS]),
