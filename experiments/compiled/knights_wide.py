@@ -48,7 +48,6 @@ from .knights_fast import (
     store_state,
 )
 
-
 #: The visited flag of a square's byte in :func:`runwide_warnsdorff` (its low bits: the
 #: square's count of unvisited neighbours, at most 8).
 _VISITED = np.uint8(0x80)
