@@ -51,6 +51,7 @@ from .knights_tables import (  # noqa: F401 - GEOMETRY_CHUNK_SQUARES, Geometry: 
     geometry,
     mask_tables,
 )
+from .knights_ties64 import run64_keyed
 
 # Heuristic and tie-break codes passed to the kernel.
 _HEURISTIC_CODE = {"none": 0, "warnsdorff": 1, "static_degree": 2}
@@ -138,6 +139,12 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, pat
     keyd = np.empty(8, np.int64)
     keyt = np.empty(8, np.uint64)
     code = _EXHAUSTED
+    if nbr8.shape[0] > 0 and heuristic != 0:
+        # at most 64 squares, the other degree orders (.knights_ties64, .knights_random64)
+        if tie == 1:
+            return run64_random(nbr8, count, nmask, params, state, rng, path, frames, found,
+                                tour)
+        return run64_keyed(nbr8, count, nmask, dist2, params, state, path, frames, found, tour)
     while True:
         # -- place sq --
         if nodes >= cap:

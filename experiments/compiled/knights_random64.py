@@ -2,8 +2,8 @@
 
 :func:`run64_random` is :func:`.knights_fast.run64_plain` and
 :func:`.knights_fast.run64_warnsdorff` with tie-break ``random``: heuristic ``none``
-shuffles each placement's listed candidates by Fisher-Yates, ``warnsdorff`` orders
-them by (degree, the next SplitMix64 output), drawing exactly what
+shuffles each placement's listed candidates by Fisher-Yates, ``warnsdorff`` and
+``static_degree`` order them by (degree, the next SplitMix64 output), drawing exactly what
 :func:`.knights_kernel.knights_run` draws.
 """
 
@@ -52,7 +52,8 @@ _U30, _U27, _U31 = np.uint64(30), np.uint64(27), np.uint64(31)
 @njit(cache=True, nogil=True)
 def run64_random(nbr8, count, nmask, params, state, rng, path, frames, found, tour):
     """:func:`.knights_kernel.knights_run` on a board of at most 64 squares, heuristic
-    ``none`` or ``warnsdorff``, tie-break ``random`` (or ``move_order``).
+    ``none``, ``warnsdorff`` or ``static_degree``, tie-break ``random`` (or
+    ``move_order``).
 
     Args:
         nbr8: uint8 (size, 8); count: int32 (size,); nmask: uint64 (size,): the
@@ -138,14 +139,18 @@ def run64_random(nbr8, count, nmask, params, state, rng, path, frames, found, to
                         frames[top, n] = c
                         n += 1
                 frames[top, F_COUNT] = n
-                if heuristic == 1:
+                if heuristic != 0:
                     if n == 1:
-                        checks += count[frames[top, 0]]
+                        if heuristic == 1:
+                            checks += count[frames[top, 0]]
                     else:
                         for i in range(n):
                             c = frames[top, i]
-                            checks += count[c]
-                            deg = np.int64(popcount(nmask[c] & ~vis))
+                            if heuristic == 1:
+                                checks += count[c]
+                                deg = np.int64(popcount(nmask[c] & ~vis))
+                            else:  # static_degree
+                                deg = np.int64(count[c])
                             t = _ZERO
                             if tie == 1:  # the next SplitMix64 output, smallest first
                                 z = rng_state + _U64_GOLDEN
