@@ -40,6 +40,7 @@ from .knights_fast import (
     S_SQ,
     popcount,
 )
+from .knights_shuffle64 import run64_shuffled
 
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
@@ -64,8 +65,10 @@ def run64_random(nbr8, count, nmask, params, state, rng, path, frames, found, to
     Returns:
         The status code, as ``knights_run``.
     """
-    size = count.shape[0]
     heuristic = params[P_HEURISTIC]
+    if heuristic == 0:
+        return run64_shuffled(nbr8, count, nmask, params, state, rng, path, frames, found, tour)
+    size = count.shape[0]
     tie = params[P_TIE]
     first = params[P_FIRST] != 0
     closed = params[P_CLOSED] != 0
