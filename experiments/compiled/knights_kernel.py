@@ -43,6 +43,7 @@ from ._driver import PAUSED as _PAUSED
 from ._driver import SOLVED as _SOLVED
 from .knights_fast import run64_plain, run64_warnsdorff
 from .knights_random64 import run64_random
+from .knights_shuffle64 import mod_small
 from .knights_tables import (  # noqa: F401 - GEOMETRY_CHUNK_SQUARES, Geometry: re-exported
     GEOMETRY_CHUNK_SQUARES,
     Geometry,
@@ -256,7 +257,7 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, pat
                     z = (z ^ (z >> _U30)) * _U64_MIX1
                     z = (z ^ (z >> _U27)) * _U64_MIX2
                     z = z ^ (z >> _U31)
-                    j = np.int64(z % np.uint64(i + 1))
+                    j = mod_small(z, i + 1)
                     swap = frames[top, i]
                     frames[top, i] = frames[top, j]
                     frames[top, j] = swap

@@ -57,7 +57,7 @@ _M3, _M5, _M6, _M7 = np.uint64(3), np.uint64(5), np.uint64(6), np.uint64(7)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _below(z, m):
+def mod_small(z, m):
     """``z % m`` for a uint64 ``z`` and ``m`` in 2..8, each divisor a constant (a
     multiply and a shift instead of a division)."""
     if m == 2:
@@ -181,7 +181,7 @@ def run64_shuffled(nbr8, count, nmask, params, state, rng, path, frames, found, 
                     z = (z ^ (z >> _U27)) * _U64_MIX2
                     z = z ^ (z >> _U31)
                     si = np.uint64(i) << np.uint64(3)
-                    sj = np.uint64(_below(z, i + 1)) << np.uint64(3)
+                    sj = np.uint64(mod_small(z, i + 1)) << np.uint64(3)
                     x = ((w >> si) ^ (w >> sj)) & _BYTE
                     w ^= (x << si) | (x << sj)
                 frames[top, 0] = w & _LOW
