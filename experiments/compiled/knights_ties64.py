@@ -170,35 +170,57 @@ def run64_keyed(nbr8, count, nmask, dist2, params, state, path, frames, found, t
                 # pohl looks further only when there is a choice (as the reference)
                 lookahead = pohl and (free & (free - _ONE)) != _ZERO
                 n = 0
-                for k in range(count[sq]):
-                    c = nbr8[sq, k]
-                    uc = np.uint64(c)
-                    if (vis >> uc) & _ONE == _ZERO:
-                        if dynamic:
+                if lookahead:
+                    for k in range(count[sq]):
+                        c = nbr8[sq, k]
+                        uc = np.uint64(c)
+                        if (vis >> uc) & _ONE == _ZERO:
                             checks += count[c]
                             onward = nmask[c] & ~vis
-                            kc = (popcount(onward) << _U16) | key[c]
-                            if lookahead:
-                                # as if the knight stood on c: its unvisited
-                                # neighbours' unvisited neighbours, c visited too
-                                seen = vis | (_ONE << uc)
-                                s = _ZERO
-                                while onward != _ZERO:
-                                    x = trailing_zeros(onward)
-                                    onward &= onward - _ONE
-                                    checks += count[x]
-                                    s += popcount(nmask[x] & ~seen)
-                                kc |= s
-                        else:
+                            kc = popcount(onward) << _U16
+                            # as if the knight stood on c: its unvisited neighbours'
+                            # unvisited neighbours, c visited too
+                            seen = vis | (_ONE << uc)
+                            while onward != _ZERO:
+                                x = trailing_zeros(onward)
+                                onward &= onward - _ONE
+                                checks += count[x]
+                                kc += popcount(nmask[x] & ~seen)
+                            j = n
+                            while j > 0 and keyd[j - 1] > kc:
+                                keyd[j] = keyd[j - 1]
+                                frames[top, j] = frames[top, j - 1]
+                                j -= 1
+                            keyd[j] = kc
+                            frames[top, j] = c
+                            n += 1
+                elif dynamic:
+                    for k in range(count[sq]):
+                        c = nbr8[sq, k]
+                        if (vis >> np.uint64(c)) & _ONE == _ZERO:
+                            checks += count[c]
+                            kc = (popcount(nmask[c] & ~vis) << _U16) | key[c]
+                            j = n
+                            while j > 0 and keyd[j - 1] > kc:
+                                keyd[j] = keyd[j - 1]
+                                frames[top, j] = frames[top, j - 1]
+                                j -= 1
+                            keyd[j] = kc
+                            frames[top, j] = c
+                            n += 1
+                else:
+                    for k in range(count[sq]):
+                        c = nbr8[sq, k]
+                        if (vis >> np.uint64(c)) & _ONE == _ZERO:
                             kc = key[c]
-                        j = n
-                        while j > 0 and keyd[j - 1] > kc:
-                            keyd[j] = keyd[j - 1]
-                            frames[top, j] = frames[top, j - 1]
-                            j -= 1
-                        keyd[j] = kc
-                        frames[top, j] = c
-                        n += 1
+                            j = n
+                            while j > 0 and keyd[j - 1] > kc:
+                                keyd[j] = keyd[j - 1]
+                                frames[top, j] = frames[top, j - 1]
+                                j -= 1
+                            keyd[j] = kc
+                            frames[top, j] = c
+                            n += 1
                 frames[top, F_COUNT] = n
         if leaf:
             vis ^= bit
