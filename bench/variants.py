@@ -212,7 +212,8 @@ def describe(m: Measured) -> tuple[str, str, str]:
     base_per = m.base_result.checks / m.base_result.nodes
     why = ""
     if "pohl" in m.variant.name and per > base_per * 1.05:
-        why = f"; pohl looks one square further: {per / base_per:.1f}x the checks"
+        why = (f"; pohl looks one square further: {per / base_per:.2f}x the checks, "
+               f"{m.ratio * base_per / per:.2f}x the time per check")
     return (f"{m.ns:.2f} ns/placement, {per:.2f} checks/placement",
             f"{m.variant.base_name} {m.base_ns:.2f} ns/placement, {base_per:.2f} "
             f"checks/placement, same {m.variant.same}{why}",
