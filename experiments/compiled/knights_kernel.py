@@ -77,6 +77,7 @@ _U64_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _U64_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _U64_MIX2 = np.uint64(0x94D049BB133111EB)
 _U30, _U27, _U31 = np.uint64(30), np.uint64(27), np.uint64(31)
+_U60, _U4 = np.uint64(60), np.uint64(4)
 _U64_ZERO = np.uint64(0)
 
 
@@ -137,7 +138,7 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, pat
     have_tour = state[S_HAVE_TOUR]
     rng_state = rng[0]
     entry_nodes = nodes
-    keyd = np.empty(8, np.int64)
+    keyd = np.empty(8, np.uint64)
     keyt = np.empty(8, np.uint64)
     code = _EXHAUSTED
     if nbr8.shape[0] > 0 and heuristic != 0:
@@ -239,14 +240,16 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, pat
                             for k in range(count[c]):
                                 s += count[nbr[c, k]]
                         t = np.uint64(s)
-                    # insertion after every earlier candidate whose key is <= (deg, t)
+                    # insertion after every earlier candidate whose key is <= (deg, t):
+                    # first by deg over t's 60 high bits (a random t: nearly always decides)
+                    p = (np.uint64(deg) << _U60) | (t >> _U4)
                     j = i
-                    while j > 0 and (keyd[j - 1] > deg or (keyd[j - 1] == deg and keyt[j - 1] > t)):
+                    while j > 0 and (keyd[j - 1] > p or (keyd[j - 1] == p and keyt[j - 1] > t)):
                         keyd[j] = keyd[j - 1]
                         keyt[j] = keyt[j - 1]
                         frames[top, j] = frames[top, j - 1]
                         j -= 1
-                    keyd[j] = deg
+                    keyd[j] = p
                     keyt[j] = t
                     frames[top, j] = c
             elif tie == 1 and n > 1:
