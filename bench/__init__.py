@@ -8,6 +8,15 @@ side by side in one run, and asserts nothing about time.
   ``gcc -O2 -march=native`` into a temporary folder at bench time; counters
   checked equal before any time is compared), and nodes per second against the
   pure-Python strategies.
+* Variants (:mod:`bench.variants`, ``--only variants``): the other orders, the
+  ``unique`` count and the split subtree kernels against their own move-order
+  speed on the same tree, in nanoseconds per placement, target at most 1.2x:
+  knight's tour tie-breaks ``random``, ``pohl``, ``roth`` under ``warnsdorff``,
+  ``none`` with ``random``, ``static_degree`` (8 x 8 and 9 x 9, count mode, one
+  node cap); N-Queens ``unique`` against the plain count; every subtree task of a
+  split count run in turn against the unsplit kernel (N-Queens n = 14, the whole
+  5 x 6 knight's tour count tree). Counters checked first (equal placements;
+  equal counters for ``unique`` but the solutions, and for the split).
 * Runner: throughput on short trials (8 x 8 Warnsdorff, all 64 starts, repeats)
   through the Ray backend, a plain ``multiprocessing.Pool`` with chunking calling
   the same :func:`runner.execute.run_batch`, and the serial backend; 1 Ray worker

@@ -129,6 +129,27 @@ def _python_queens(quick: bool, compiled_nodes: int, compiled_seconds: float) ->
     return rows
 
 
+def bench_variants(quick: bool) -> list[Row]:
+    """Tie-breaks, ``unique`` and split subtree kernels against their own move-order
+    speed on the same tree (:mod:`bench.variants`)."""
+    from bench.variants import LIMIT, describe, measure, variants
+    from experiments.compiled import warm_up
+
+    warm_up("knights")
+    warm_up("queens")
+    rows = []
+    for v in variants(quick):
+        m = measure(v, 3 if quick else 12)
+        if m.differs:
+            rows.append(Row(f"variant {v.name}", "COUNTERS DIFFER", m.differs, "",
+                            f"<= {LIMIT}x", "NO"))
+            continue
+        measured, baseline, ratio = describe(m)
+        rows.append(Row(f"variant {v.name}", measured, baseline, ratio, f"<= {LIMIT}x",
+                        _verdict(m.ratio, LIMIT)))
+    return rows
+
+
 # ------------------------------------------------------------------ runner
 
 
@@ -280,15 +301,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true",
                    help="small workloads (a minute or so): checks that everything runs")
     p.add_argument("--workers", type=int, default=2, help="Ray / Pool workers (default 2)")
-    p.add_argument("--only", choices=["kernels", "runner", "memory", "split"], action="append",
+    p.add_argument("--only", choices=["kernels", "variants", "runner", "memory", "split"],
+                   action="append",
                    help="run only these sections (repeatable)")
     args = p.parse_args(argv)
-    sections = args.only or ["kernels", "runner", "memory", "split"]
+    sections = args.only or ["kernels", "variants", "runner", "memory", "split"]
     t0 = time.perf_counter()
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="btlab-bench-") as tmp:
         if "kernels" in sections:
             rows += bench_kernels(args.quick, tmp)
+        if "variants" in sections:
+            rows += bench_variants(args.quick)
         if "runner" in sections:
             rows += bench_runner(args.quick, args.workers)
         if "memory" in sections:

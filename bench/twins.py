@@ -17,7 +17,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 HERE = Path(__file__).resolve().parent
 
@@ -141,32 +141,52 @@ class Timing:
         return self.kernel_counters == self.c_counters
 
 
-def compare(case: Case, exe: str, max_rounds: int = 12) -> Timing:
-    """Counters of both sides, then (when they are equal) the best of alternating runs.
+def best_of_alternating(runs: Sequence[Callable[[], float]], firsts: Sequence[float],
+                        max_rounds: int = 12) -> tuple[list[float], int]:
+    """The best time of each of ``runs``, run in turn (a, b, a, b, ...) round after round.
+
+    Args:
+        runs: callables that run one side once and return its seconds.
+        firsts: each side's seconds of a run already made (round 1: the one
+            that gave the counters).
+        max_rounds: rounds at most, round 1 included.
 
     The timing stops after the first round (of at least 3) at which the best of
     each side is within :data:`AGREE` of its best one round earlier, or after
     ``max_rounds``.
+
+    Returns:
+        (the best seconds of each side, in the order of ``runs``; rounds run).
     """
+    best = list(firsts)
+    rounds = 1
+    for rounds in range(2, max_rounds + 1):
+        new = [min(b, run()) for b, run in zip(best, runs)]
+        settled = all(n >= b * (1 - AGREE) for n, b in zip(new, best))
+        best = new
+        if settled and rounds >= 3:
+            break
+    return best, rounds
+
+
+def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    """``(fn(), its wall seconds)``."""
+    t0 = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t0
+
+
+def compare(case: Case, exe: str, max_rounds: int = 12) -> Timing:
+    """Counters of both sides, then (when they are equal) the best of alternating runs
+    (:func:`best_of_alternating`)."""
     kernel = case.kernel()
     args = case.c_args()
-    t0 = time.perf_counter()
-    result = kernel()
-    k_s = time.perf_counter() - t0
+    result, k_s = timed(kernel)
     c_counters, c_s = run_c(exe, args)
     timing = Timing(result.counters(), c_counters)
     if not timing.same:
         return timing
-    best_k, best_c = k_s, c_s
-    for rounds in range(2, max_rounds + 1):
-        t0 = time.perf_counter()
-        kernel()
-        k_s = time.perf_counter() - t0
-        _, c_s = run_c(exe, args)
-        new_k, new_c = min(best_k, k_s), min(best_c, c_s)
-        settled = new_k >= best_k * (1 - AGREE) and new_c >= best_c * (1 - AGREE)
-        best_k, best_c = new_k, new_c
-        if settled and rounds >= 3:
-            break
+    (best_k, best_c), rounds = best_of_alternating(
+        [lambda: timed(kernel)[1], lambda: run_c(exe, args)[1]], [k_s, c_s], max_rounds)
     timing.kernel_s, timing.c_s, timing.rounds = best_k, best_c, rounds
     return timing

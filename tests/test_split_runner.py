@@ -98,7 +98,8 @@ def test_compiled_subtrees_over_64_squares_equal_python(heuristic):
         tasks = plan_split("knights_tour", params, 3).tasks
         assert len(tasks) >= 4
         for path in tasks:
-            for cap in (None, 7) if heuristic == "warnsdorff" else (7, 3_000):
+            unbounded = heuristic == "warnsdorff" and mode == "first"  # a quick tour
+            for cap in (None, 7) if unbounded else (7, 3_000):
                 got = knights_subtree_compiled(9, 9, path, mode=mode, heuristic=heuristic,
                                                closed=closed, max_nodes=cap)
                 same(got, knights_subtree(board, order, path, mode == "first", closed,

@@ -43,6 +43,7 @@ from ._driver import PAUSED as _PAUSED
 from ._driver import SOLVED as _SOLVED
 from .knights_fast import run64_plain, run64_warnsdorff
 from .knights_random64 import run64_random
+from .knights_shuffle64 import mod_small
 from .knights_tables import (  # noqa: F401 - GEOMETRY_CHUNK_SQUARES, Geometry: re-exported
     GEOMETRY_CHUNK_SQUARES,
     Geometry,
@@ -51,6 +52,7 @@ from .knights_tables import (  # noqa: F401 - GEOMETRY_CHUNK_SQUARES, Geometry: 
     geometry,
     mask_tables,
 )
+from .knights_ties64 import run64_keyed
 from .knights_wide import runwide_plain, runwide_warnsdorff, unvisited_degrees
 
 # Heuristic and tie-break codes passed to the kernel.
@@ -76,6 +78,7 @@ _U64_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _U64_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _U64_MIX2 = np.uint64(0x94D049BB133111EB)
 _U30, _U27, _U31 = np.uint64(30), np.uint64(27), np.uint64(31)
+_U60, _U4 = np.uint64(60), np.uint64(4)
 _U64_ZERO = np.uint64(0)
 _NO_DEGREES = np.zeros(0, np.uint8)
 
@@ -85,11 +88,12 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, deg
                 found, tour):
     """Run (or resume) the depth-first search; return a status code.
 
-    Heuristic ``none`` or ``warnsdorff`` go to loops of their own (the same tree
-    and counters): on boards of at most 64 squares with tie-break ``move_order``
-    or ``random`` to :mod:`.knights_fast` and :mod:`.knights_random64` (the
-    visited set in a 64-bit mask), on larger boards with ``move_order`` to
-    :mod:`.knights_wide`.
+    Most searches go to loops of their own, walking the same tree with the same
+    counters: every search on a board of at most 64 squares (the visited set in
+    a 64-bit mask: :mod:`.knights_fast`, :mod:`.knights_random64`,
+    :mod:`.knights_shuffle64`, :mod:`.knights_ties64`), and heuristic ``none`` or
+    ``warnsdorff`` with move-order ties on larger boards (:mod:`.knights_wide`).
+    The loop below is the general one: larger boards with the other orders.
 
     Args:
         nbr, count, dist2: the board geometry (:func:`build_geometry`).
@@ -114,19 +118,23 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, deg
         0 paused (resume by calling again), 1 solved, 2 exhausted, 3 node limit,
         4 backtrack limit.
     """
-    if nbr8.shape[0] > 0 and params[P_HEURISTIC] == 0 and params[P_TIE] == 0:
-        return run64_plain(nbr8, count, nmask, params, state, path, frames, found, tour)
-    if nbr8.shape[0] > 0 and params[P_HEURISTIC] == 1 and params[P_TIE] == 0:
-        return run64_warnsdorff(nbr8, count, nmask, params, state, path, frames, found, tour)
-    if nbr8.shape[0] > 0 and params[P_HEURISTIC] <= 1 and params[P_TIE] <= 1:
-        return run64_random(nbr8, count, nmask, params, state, rng, path, frames, found, tour)
-    if nbr8.shape[0] == 0 and params[P_HEURISTIC] == 0 and params[P_TIE] == 0:
-        return runwide_plain(nbr, count, params, state, visited, path, frames, found, tour)
-    if nbr8.shape[0] == 0 and params[P_HEURISTIC] == 1 and params[P_TIE] == 0:
-        return runwide_warnsdorff(nbr, count, params, state, deg, path, frames, found, tour)
-    size = nbr.shape[0]
     heuristic = params[P_HEURISTIC]
     tie = params[P_TIE]
+    if heuristic == 0 and tie != 1:
+        tie = 0  # without a heuristic every tie-break but random keeps the move order
+    if nbr8.shape[0] > 0:  # at most 64 squares: the visited set in a 64-bit mask
+        if heuristic == 0 and tie == 0:
+            return run64_plain(nbr8, count, nmask, params, state, path, frames, found, tour)
+        if heuristic == 1 and tie == 0:
+            return run64_warnsdorff(nbr8, count, nmask, params, state, path, frames, found, tour)
+        if tie == 1:
+            return run64_random(nbr8, count, nmask, params, state, rng, path, frames, found, tour)
+        return run64_keyed(nbr8, count, nmask, dist2, params, state, path, frames, found, tour)
+    if heuristic == 0 and tie == 0:
+        return runwide_plain(nbr, count, params, state, visited, path, frames, found, tour)
+    if heuristic == 1 and tie == 0:
+        return runwide_warnsdorff(nbr, count, params, state, deg, path, frames, found, tour)
+    size = nbr.shape[0]
     first = params[P_FIRST] != 0
     closed = params[P_CLOSED] != 0
     start = params[P_START]
@@ -146,7 +154,7 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, deg
     have_tour = state[S_HAVE_TOUR]
     rng_state = rng[0]
     entry_nodes = nodes
-    keyd = np.empty(8, np.int64)
+    keyd = np.empty(8, np.uint64)
     keyt = np.empty(8, np.uint64)
     code = _EXHAUSTED
     while True:
@@ -242,14 +250,16 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, deg
                             for k in range(count[c]):
                                 s += count[nbr[c, k]]
                         t = np.uint64(s)
-                    # insertion after every earlier candidate whose key is <= (deg, t)
+                    # insertion after every earlier candidate whose key is <= (deg, t):
+                    # first by deg over t's 60 high bits (a random t: nearly always decides)
+                    p = (np.uint64(deg) << _U60) | (t >> _U4)
                     j = i
-                    while j > 0 and (keyd[j - 1] > deg or (keyd[j - 1] == deg and keyt[j - 1] > t)):
+                    while j > 0 and (keyd[j - 1] > p or (keyd[j - 1] == p and keyt[j - 1] > t)):
                         keyd[j] = keyd[j - 1]
                         keyt[j] = keyt[j - 1]
                         frames[top, j] = frames[top, j - 1]
                         j -= 1
-                    keyd[j] = deg
+                    keyd[j] = p
                     keyt[j] = t
                     frames[top, j] = c
             elif tie == 1 and n > 1:
@@ -260,7 +270,7 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, deg
                     z = (z ^ (z >> _U30)) * _U64_MIX1
                     z = (z ^ (z >> _U27)) * _U64_MIX2
                     z = z ^ (z >> _U31)
-                    j = np.int64(z % np.uint64(i + 1))
+                    j = mod_small(z, i + 1)
                     swap = frames[top, i]
                     frames[top, i] = frames[top, j]
                     frames[top, j] = swap

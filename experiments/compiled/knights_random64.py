@@ -1,10 +1,13 @@
 """The knight's-tour search with random ties on boards of at most 64 squares.
 
-:func:`run64_random` is :func:`.knights_fast.run64_plain` and
-:func:`.knights_fast.run64_warnsdorff` with tie-break ``random``: heuristic ``none``
-shuffles each placement's listed candidates by Fisher-Yates, ``warnsdorff`` orders
-them by (degree, the next SplitMix64 output), drawing exactly what
-:func:`.knights_kernel.knights_run` draws.
+:func:`run64_random` is :func:`.knights_kernel.knights_run` with tie-break
+``random`` and heuristic ``warnsdorff`` or ``static_degree``: the candidates
+ordered by (degree, the next SplitMix64 output), drawing exactly what
+``knights_run`` draws, on the 64-bit visited mask of :mod:`.knights_fast`.
+The key is one integer (the degree over the draw's 60 high bits; the 4 low bits
+part equal keys only, almost never), and a lone candidate draws nothing, in a
+loop of its own. Heuristic ``none`` (a shuffled move order at every placement)
+goes on to :func:`.knights_shuffle64.run64_shuffled`.
 """
 
 from __future__ import annotations
@@ -39,7 +42,10 @@ from .knights_fast import (
     S_SOLUTIONS,
     S_SQ,
     popcount,
+    run64_plain,
 )
+from .knights_shuffle64 import run64_shuffled
+from .knights_ties64 import run64_keyed
 
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
@@ -47,12 +53,14 @@ _U64_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _U64_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _U64_MIX2 = np.uint64(0x94D049BB133111EB)
 _U30, _U27, _U31 = np.uint64(30), np.uint64(27), np.uint64(31)
+_U60, _U4 = np.uint64(60), np.uint64(4)
 
 
 @njit(cache=True, nogil=True)
 def run64_random(nbr8, count, nmask, params, state, rng, path, frames, found, tour):
     """:func:`.knights_kernel.knights_run` on a board of at most 64 squares, heuristic
-    ``none`` or ``warnsdorff``, tie-break ``random`` (or ``move_order``).
+    ``none``, ``warnsdorff`` or ``static_degree``, tie-break ``random`` (or
+    ``move_order``).
 
     Args:
         nbr8: uint8 (size, 8); count: int32 (size,); nmask: uint64 (size,): the
@@ -63,16 +71,23 @@ def run64_random(nbr8, count, nmask, params, state, rng, path, frames, found, to
     Returns:
         The status code, as ``knights_run``.
     """
-    size = count.shape[0]
     heuristic = params[P_HEURISTIC]
-    tie = params[P_TIE]
+    if params[P_TIE] == 0:  # move-order ties: nothing to draw
+        if heuristic == 0:
+            return run64_plain(nbr8, count, nmask, params, state, path, frames, found, tour)
+        # (dist2 is read by roth ties only)
+        return run64_keyed(nbr8, count, nmask, np.zeros(0, np.int64), params, state, path,
+                           frames, found, tour)
+    if heuristic == 0:
+        return run64_shuffled(nbr8, count, nmask, params, state, rng, path, frames, found, tour)
+    dynamic = heuristic == 1
+    size = count.shape[0]
     first = params[P_FIRST] != 0
     closed = params[P_CLOSED] != 0
     start = np.uint64(params[P_START])
     cap = params[P_CAP]
     pause_mask = params[P_PAUSE_MASK]
     base = params[P_BASE]
-    btcap = params[P_BTCAP]
     nodes = state[S_NODES]
     backtracks = state[S_BACKTRACKS]
     dead_ends = state[S_DEAD_ENDS]
@@ -86,26 +101,29 @@ def run64_random(nbr8, count, nmask, params, state, rng, path, frames, found, to
     vis = _ZERO
     for i in range(depth):
         vis |= _ONE << np.uint64(path[i])
-    # the placement count at which to stop: the cap, or the next pause
     limit = cap
     if pause_mask >= 0:
         limit = min(cap, (nodes | pause_mask) + 1)
-    keyd = np.empty(8, np.int64)
+    todo = max(limit - nodes, 0)  # placements before the stop
+    entry_todo = todo
+    bt_left = max(params[P_BTCAP] - backtracks, 0)  # backtracks before the budget's end
+    entry_bt_left = bt_left
+    keyp = np.empty(8, np.uint64)
     keyt = np.empty(8, np.uint64)
     code = _EXHAUSTED
     while True:
         # -- place sq --
-        if nodes >= limit:
-            code = _NODE_LIMIT if nodes >= cap else _PAUSED
+        if todo == 0:
+            code = _NODE_LIMIT if limit >= cap else _PAUSED
             break
-        nodes += 1
+        todo -= 1
         bit = _ONE << sq
         vis |= bit
         path[np.uint64(depth)] = sq
         depth += 1
         if depth > max_depth:
             max_depth = depth
-        leaf_found = -1
+        leaf = False
         if depth == size:
             if not closed or (nmask[sq] >> start) & _ONE != _ZERO:
                 solutions += 1
@@ -116,74 +134,71 @@ def run64_random(nbr8, count, nmask, params, state, rng, path, frames, found, to
                 if first:
                     code = _SOLVED
                     break
-                leaf_found = 1
+                leaf = True
             else:
                 dead_ends += 1
-                leaf_found = 0
+                if bt_left == 0:
+                    code = _BACKTRACK_LIMIT
+                    break
+                bt_left -= 1
+                leaf = True
         else:
-            around = count[sq]
-            checks += around
-            if nmask[sq] & ~vis == _ZERO:
+            checks += count[sq]
+            free = nmask[sq] & ~vis
+            if free == _ZERO:
                 dead_ends += 1
-                leaf_found = 0
+                if bt_left == 0:
+                    code = _BACKTRACK_LIMIT
+                    break
+                bt_left -= 1
+                leaf = True
             else:
                 top = np.uint64(depth - 1)
                 found[top] = solutions
                 frames[top, F_NEXT] = 0
-                # list the unvisited onward squares in move order, then order them
                 n = 0
-                for k in range(around):
-                    c = nbr8[sq, k]
-                    if (vis >> np.uint64(c)) & _ONE == _ZERO:
-                        frames[top, n] = c
-                        n += 1
-                frames[top, F_COUNT] = n
-                if heuristic == 1:
-                    if n == 1:
-                        checks += count[frames[top, 0]]
-                    else:
-                        for i in range(n):
-                            c = frames[top, i]
-                            checks += count[c]
-                            deg = np.int64(popcount(nmask[c] & ~vis))
-                            t = _ZERO
-                            if tie == 1:  # the next SplitMix64 output, smallest first
-                                z = rng_state + _U64_GOLDEN
-                                rng_state = z
-                                z = (z ^ (z >> _U30)) * _U64_MIX1
-                                z = (z ^ (z >> _U27)) * _U64_MIX2
-                                t = z ^ (z >> _U31)
-                            j = i
-                            while j > 0 and (keyd[j - 1] > deg or
-                                             (keyd[j - 1] == deg and keyt[j - 1] > t)):
-                                keyd[j] = keyd[j - 1]
+                if free & (free - _ONE) == _ZERO:
+                    # one candidate: no draw (Warnsdorff still looks at its onward squares)
+                    for k in range(count[sq]):
+                        c = nbr8[sq, k]
+                        if (vis >> np.uint64(c)) & _ONE == _ZERO:
+                            if dynamic:
+                                checks += count[c]
+                            frames[top, 0] = c
+                            n = 1
+                else:
+                    for k in range(count[sq]):
+                        c = nbr8[sq, k]
+                        if (vis >> np.uint64(c)) & _ONE == _ZERO:
+                            if dynamic:
+                                checks += count[c]
+                                deg = popcount(nmask[c] & ~vis)
+                            else:
+                                deg = np.uint64(count[c])
+                            # the next SplitMix64 output, smallest first
+                            z = rng_state + _U64_GOLDEN
+                            rng_state = z
+                            z = (z ^ (z >> _U30)) * _U64_MIX1
+                            z = (z ^ (z >> _U27)) * _U64_MIX2
+                            t = z ^ (z >> _U31)
+                            # (degree, t) in one key but t's 4 lowest bits, which
+                            # decide only between equal keys (almost never)
+                            p = (deg << _U60) | (t >> _U4)
+                            j = n
+                            while j > 0 and (keyp[j - 1] > p or
+                                             (keyp[j - 1] == p and keyt[j - 1] > t)):
+                                keyp[j] = keyp[j - 1]
                                 keyt[j] = keyt[j - 1]
                                 frames[top, j] = frames[top, j - 1]
                                 j -= 1
-                            keyd[j] = deg
+                            keyp[j] = p
                             keyt[j] = t
                             frames[top, j] = c
-                else:
-                    # none with random: Fisher-Yates, as experiments.knights_board.shuffle
-                    for i in range(n - 1, 0, -1):
-                        z = rng_state + _U64_GOLDEN
-                        rng_state = z
-                        z = (z ^ (z >> _U30)) * _U64_MIX1
-                        z = (z ^ (z >> _U27)) * _U64_MIX2
-                        z = z ^ (z >> _U31)
-                        j = np.int64(z % np.uint64(i + 1))
-                        swap = frames[top, i]
-                        frames[top, i] = frames[top, j]
-                        frames[top, j] = swap
-        if leaf_found >= 0:
-            # -- undo the leaf --
+                            n += 1
+                frames[top, F_COUNT] = n
+        if leaf:
             vis ^= bit
             depth -= 1
-            if leaf_found == 0:
-                if backtracks >= btcap:
-                    code = _BACKTRACK_LIMIT
-                    break
-                backtracks += 1
             if depth == base:
                 break  # the root square itself was a leaf
         # -- the next child to place, undoing exhausted frames --
@@ -197,16 +212,14 @@ def run64_random(nbr8, count, nmask, params, state, rng, path, frames, found, to
             depth -= 1
             vis ^= _ONE << np.uint64(path[top])
             if found[top] == solutions:
-                if backtracks >= btcap:
+                if bt_left == 0:
                     code = _BACKTRACK_LIMIT
                     break
-                backtracks += 1
-        if code == _BACKTRACK_LIMIT:
+                bt_left -= 1
+        if code == _BACKTRACK_LIMIT or depth == base:
             break
-        if depth == base:
-            break  # the whole tree is walked
-    state[S_NODES] = nodes
-    state[S_BACKTRACKS] = backtracks
+    state[S_NODES] = nodes + entry_todo - todo
+    state[S_BACKTRACKS] = backtracks + entry_bt_left - bt_left
     state[S_DEAD_ENDS] = dead_ends
     state[S_CHECKS] = checks
     state[S_SOLUTIONS] = solutions
