@@ -101,6 +101,15 @@ def budget_left(params, state):
 
 
 @njit(cache=True, nogil=True)
+def path_mask(path, depth):
+    """The visited set of the first ``depth`` squares of ``path`` as a uint64 mask."""
+    vis = _ZERO
+    for i in range(depth):
+        vis |= _ONE << np.uint64(path[i])
+    return vis
+
+
+@njit(cache=True, nogil=True)
 def store_state(state, placed, backtracked, dead_ends, checks, solutions, max_depth, depth, sq,
                 have_tour):
     """Write a count-down loop's counters and resume point back into ``state`` (in place):
@@ -139,9 +148,7 @@ def run64_plain(nbr8, count, nmask, params, state, path, frames, found, tour):
     depth = state[S_DEPTH]
     sq = np.uint64(state[S_SQ])
     have_tour = state[S_HAVE_TOUR]
-    vis = _ZERO
-    for i in range(depth):
-        vis |= _ONE << np.uint64(path[i])
+    vis = path_mask(path, depth)
     limit, todo, bt_left = budget_left(params, state)  # placements, backtracks before the stop
     entry_todo, entry_bt_left = todo, bt_left
     code = _EXHAUSTED
@@ -240,9 +247,7 @@ def run64_warnsdorff(nbr8, count, nmask, params, state, path, frames, found, tou
     depth = state[S_DEPTH]
     sq = np.uint64(state[S_SQ])
     have_tour = state[S_HAVE_TOUR]
-    vis = _ZERO
-    for i in range(depth):
-        vis |= _ONE << np.uint64(path[i])
+    vis = path_mask(path, depth)
     limit, todo, bt_left = budget_left(params, state)  # placements, backtracks before the stop
     entry_todo, entry_bt_left = todo, bt_left
     keyd = np.empty(8, np.uint64)

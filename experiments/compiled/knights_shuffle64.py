@@ -27,21 +27,20 @@ from .knights_fast import (
     F_COUNT,
     F_NEXT,
     P_BASE,
-    P_BTCAP,
     P_CAP,
     P_CLOSED,
     P_FIRST,
-    P_PAUSE_MASK,
     P_START,
-    S_BACKTRACKS,
     S_CHECKS,
     S_DEAD_ENDS,
     S_DEPTH,
     S_HAVE_TOUR,
     S_MAX_DEPTH,
-    S_NODES,
     S_SOLUTIONS,
     S_SQ,
+    budget_left,
+    path_mask,
+    store_state,
 )
 
 _ONE = np.uint64(1)
@@ -97,10 +96,7 @@ def run64_shuffled(nbr8, count, nmask, params, state, rng, path, frames, found, 
     closed = params[P_CLOSED] != 0
     start = np.uint64(params[P_START])
     cap = params[P_CAP]
-    pause_mask = params[P_PAUSE_MASK]
     base = params[P_BASE]
-    nodes = state[S_NODES]
-    backtracks = state[S_BACKTRACKS]
     dead_ends = state[S_DEAD_ENDS]
     checks = state[S_CHECKS]
     solutions = state[S_SOLUTIONS]
@@ -109,16 +105,9 @@ def run64_shuffled(nbr8, count, nmask, params, state, rng, path, frames, found, 
     sq = np.uint64(state[S_SQ])
     have_tour = state[S_HAVE_TOUR]
     rng_state = rng[0]
-    vis = _ZERO
-    for i in range(depth):
-        vis |= _ONE << np.uint64(path[i])
-    limit = cap
-    if pause_mask >= 0:
-        limit = min(cap, (nodes | pause_mask) + 1)
-    todo = max(limit - nodes, 0)  # placements before the stop
-    entry_todo = todo
-    bt_left = max(params[P_BTCAP] - backtracks, 0)  # backtracks before the budget's end
-    entry_bt_left = bt_left
+    vis = path_mask(path, depth)
+    limit, todo, bt_left = budget_left(params, state)  # placements, backtracks before the stop
+    entry_todo, entry_bt_left = todo, bt_left
     code = _EXHAUSTED
     while True:
         # -- place sq --
@@ -210,14 +199,7 @@ def run64_shuffled(nbr8, count, nmask, params, state, rng, path, frames, found, 
                 bt_left -= 1
         if code == _BACKTRACK_LIMIT or depth == base:
             break
-    state[S_NODES] = nodes + entry_todo - todo
-    state[S_BACKTRACKS] = backtracks + entry_bt_left - bt_left
-    state[S_DEAD_ENDS] = dead_ends
-    state[S_CHECKS] = checks
-    state[S_SOLUTIONS] = solutions
-    state[S_MAX_DEPTH] = max_depth
-    state[S_DEPTH] = depth
-    state[S_SQ] = np.int64(sq)
-    state[S_HAVE_TOUR] = have_tour
+    store_state(state, entry_todo - todo, entry_bt_left - bt_left, dead_ends, checks, solutions,
+                max_depth, depth, sq, have_tour)
     rng[0] = rng_state
     return code

@@ -31,25 +31,24 @@ from .knights_fast import (
     F_COUNT,
     F_NEXT,
     P_BASE,
-    P_BTCAP,
     P_CAP,
     P_CLOSED,
     P_FIRST,
     P_HEURISTIC,
     P_MAXD2,
-    P_PAUSE_MASK,
     P_START,
     P_TIE,
-    S_BACKTRACKS,
     S_CHECKS,
     S_DEAD_ENDS,
     S_DEPTH,
     S_HAVE_TOUR,
     S_MAX_DEPTH,
-    S_NODES,
     S_SOLUTIONS,
     S_SQ,
+    budget_left,
+    path_mask,
     popcount,
+    store_state,
 )
 
 _ONE = np.uint64(1)
@@ -85,7 +84,6 @@ def run64_keyed(nbr8, count, nmask, dist2, params, state, path, frames, found, t
     closed = params[P_CLOSED] != 0
     start = np.uint64(params[P_START])
     cap = params[P_CAP]
-    pause_mask = params[P_PAUSE_MASK]
     base = params[P_BASE]
     maxd2 = params[P_MAXD2]
     # the part of each square's key that the visited set does not change
@@ -101,8 +99,6 @@ def run64_keyed(nbr8, count, nmask, dist2, params, state, path, frames, found, t
             key[c] = np.uint64(t)
         else:
             key[c] = (np.uint64(count[c]) << _U16) | np.uint64(t)
-    nodes = state[S_NODES]
-    backtracks = state[S_BACKTRACKS]
     dead_ends = state[S_DEAD_ENDS]
     checks = state[S_CHECKS]
     solutions = state[S_SOLUTIONS]
@@ -110,16 +106,9 @@ def run64_keyed(nbr8, count, nmask, dist2, params, state, path, frames, found, t
     depth = state[S_DEPTH]
     sq = np.uint64(state[S_SQ])
     have_tour = state[S_HAVE_TOUR]
-    vis = _ZERO
-    for i in range(depth):
-        vis |= _ONE << np.uint64(path[i])
-    limit = cap
-    if pause_mask >= 0:
-        limit = min(cap, (nodes | pause_mask) + 1)
-    todo = max(limit - nodes, 0)  # placements before the stop
-    entry_todo = todo
-    bt_left = max(params[P_BTCAP] - backtracks, 0)  # backtracks before the budget's end
-    entry_bt_left = bt_left
+    vis = path_mask(path, depth)
+    limit, todo, bt_left = budget_left(params, state)  # placements, backtracks before the stop
+    entry_todo, entry_bt_left = todo, bt_left
     keyd = np.empty(8, np.uint64)
     code = _EXHAUSTED
     while True:
@@ -244,13 +233,6 @@ def run64_keyed(nbr8, count, nmask, dist2, params, state, path, frames, found, t
                 bt_left -= 1
         if code == _BACKTRACK_LIMIT or depth == base:
             break
-    state[S_NODES] = nodes + entry_todo - todo
-    state[S_BACKTRACKS] = backtracks + entry_bt_left - bt_left
-    state[S_DEAD_ENDS] = dead_ends
-    state[S_CHECKS] = checks
-    state[S_SOLUTIONS] = solutions
-    state[S_MAX_DEPTH] = max_depth
-    state[S_DEPTH] = depth
-    state[S_SQ] = np.int64(sq)
-    state[S_HAVE_TOUR] = have_tour
+    store_state(state, entry_todo - todo, entry_bt_left - bt_left, dead_ends, checks, solutions,
+                max_depth, depth, sq, have_tour)
     return code
