@@ -109,6 +109,42 @@ def path_mask(path, depth):
     return vis
 
 
+#: :func:`full_board`'s code for "go on": the placement is undone as a leaf.
+GO = -1
+
+
+@njit(cache=True, nogil=True)
+def full_board(is_tour, first, solutions, have_tour, dead_ends, bt_left, path, tour):
+    """Count a placement that fills the board (``path`` holds every square).
+
+    Args:
+        is_tour: whether the path is a tour (a closed tour also needs its last
+            square a knight's move from the start); otherwise it is a dead end.
+        first: stop at the first tour.
+        solutions, have_tour, dead_ends, bt_left: the loop's counters, the flag
+            that ``tour`` holds a tour, and the backtracks left in the budget.
+        path: the squares in order; tour: receives ``path`` at the first tour.
+
+    Returns:
+        ``(stop, solutions, have_tour, dead_ends, bt_left)``: ``stop`` is
+        ``SOLVED`` (the first tour, in first mode), ``BACKTRACK_LIMIT`` (a dead
+        end past the backtrack budget) or :data:`GO` (undo the placement as a leaf).
+    """
+    if is_tour:
+        solutions += 1
+        if have_tour == 0:
+            have_tour = 1
+            for k in range(path.shape[0]):
+                tour[k] = path[k]
+        if first:
+            return _SOLVED, solutions, have_tour, dead_ends, bt_left
+        return GO, solutions, have_tour, dead_ends, bt_left
+    dead_ends += 1
+    if bt_left == 0:
+        return _BACKTRACK_LIMIT, solutions, have_tour, dead_ends, bt_left
+    return GO, solutions, have_tour, dead_ends, bt_left - 1
+
+
 @njit(cache=True, nogil=True)
 def store_state(state, placed, backtracked, dead_ends, checks, solutions, max_depth, depth, sq,
                 have_tour):
@@ -166,6 +202,7 @@ def run64_plain(nbr8, count, nmask, params, state, path, frames, found, tour):
             max_depth = depth
         leaf = False
         if depth == size:
+            # full_board written out: calling it costs this loop 2-3 % (its tightest)
             if not closed or (nmask[sq] >> start) & _ONE != _ZERO:
                 solutions += 1
                 if have_tour == 0:
@@ -175,14 +212,13 @@ def run64_plain(nbr8, count, nmask, params, state, path, frames, found, tour):
                 if first:
                     code = _SOLVED
                     break
-                leaf = True
             else:
                 dead_ends += 1
                 if bt_left == 0:
                     code = _BACKTRACK_LIMIT
                     break
                 bt_left -= 1
-                leaf = True
+            leaf = True
         else:
             checks += count[sq]
             if nmask[sq] & ~vis == _ZERO:
@@ -266,23 +302,13 @@ def run64_warnsdorff(nbr8, count, nmask, params, state, path, frames, found, tou
             max_depth = depth
         leaf = False
         if depth == size:
-            if not closed or (nmask[sq] >> start) & _ONE != _ZERO:
-                solutions += 1
-                if have_tour == 0:
-                    have_tour = 1
-                    for k in range(size):
-                        tour[k] = path[k]
-                if first:
-                    code = _SOLVED
-                    break
-                leaf = True
-            else:
-                dead_ends += 1
-                if bt_left == 0:
-                    code = _BACKTRACK_LIMIT
-                    break
-                bt_left -= 1
-                leaf = True
+            stop, solutions, have_tour, dead_ends, bt_left = full_board(
+                not closed or (nmask[sq] >> start) & _ONE != _ZERO,
+                first, solutions, have_tour, dead_ends, bt_left, path, tour)
+            if stop != GO:
+                code = stop
+                break
+            leaf = True
         else:
             checks += count[sq]
             if nmask[sq] & ~vis == _ZERO:

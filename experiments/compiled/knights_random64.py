@@ -19,10 +19,10 @@ from ._driver import BACKTRACK_LIMIT as _BACKTRACK_LIMIT
 from ._driver import EXHAUSTED as _EXHAUSTED
 from ._driver import NODE_LIMIT as _NODE_LIMIT
 from ._driver import PAUSED as _PAUSED
-from ._driver import SOLVED as _SOLVED
 from .knights_fast import (
     F_COUNT,
     F_NEXT,
+    GO,
     P_BASE,
     P_CAP,
     P_CLOSED,
@@ -38,6 +38,7 @@ from .knights_fast import (
     S_SOLUTIONS,
     S_SQ,
     budget_left,
+    full_board,
     path_mask,
     popcount,
     run64_plain,
@@ -114,23 +115,13 @@ def run64_random(nbr8, count, nmask, params, state, rng, path, frames, found, to
             max_depth = depth
         leaf = False
         if depth == size:
-            if not closed or (nmask[sq] >> start) & _ONE != _ZERO:
-                solutions += 1
-                if have_tour == 0:
-                    have_tour = 1
-                    for k in range(size):
-                        tour[k] = path[k]
-                if first:
-                    code = _SOLVED
-                    break
-                leaf = True
-            else:
-                dead_ends += 1
-                if bt_left == 0:
-                    code = _BACKTRACK_LIMIT
-                    break
-                bt_left -= 1
-                leaf = True
+            stop, solutions, have_tour, dead_ends, bt_left = full_board(
+                not closed or (nmask[sq] >> start) & _ONE != _ZERO,
+                first, solutions, have_tour, dead_ends, bt_left, path, tour)
+            if stop != GO:
+                code = stop
+                break
+            leaf = True
         else:
             checks += count[sq]
             free = nmask[sq] & ~vis
