@@ -80,6 +80,16 @@ def _welford(moments, k, count, x):
 
 
 @njit(cache=True, nogil=True)
+def _store(state, rng, nodes, checks, max_depth, done, rng_state):
+    """Write a probe loop's counters, probes done and SplitMix64 state back (in place)."""
+    state[S_NODES] = nodes
+    state[S_CHECKS] = checks
+    state[S_MAX_DEPTH] = max_depth
+    state[S_PROBES] = done
+    rng[0] = rng_state
+
+
+@njit(cache=True, nogil=True)
 def knights_probes(nbr, count, params, state, moments, rng, visited, path):
     """Run (or resume) knight's-tour probes; return a status code.
 
@@ -169,11 +179,7 @@ def knights_probes(nbr, count, params, state, moments, rng, visited, path):
         done += 1
         _welford(moments, M_MEAN, done, total)
         _welford(moments, M_SMEAN, done, product if solution else 0.0)
-    state[S_NODES] = nodes
-    state[S_CHECKS] = checks
-    state[S_MAX_DEPTH] = max_depth
-    state[S_PROBES] = done
-    rng[0] = rng_state
+    _store(state, rng, nodes, checks, max_depth, done, rng_state)
     return code
 
 
@@ -265,11 +271,7 @@ def queens_probes(params, state, moments, rng, place, scratch):
         done += 1
         _welford(moments, M_MEAN, done, total)
         _welford(moments, M_SMEAN, done, product if solution else 0.0)
-    state[S_NODES] = nodes
-    state[S_CHECKS] = checks
-    state[S_MAX_DEPTH] = max_depth
-    state[S_PROBES] = done
-    rng[0] = rng_state
+    _store(state, rng, nodes, checks, max_depth, done, rng_state)
     return code
 
 
