@@ -10,10 +10,10 @@ nanoseconds per placement, target at most 1.2x. Nothing asserts a time.
   move order at every placement) against ``none``; ``static_degree`` with
   move-order ties against ``warnsdorff`` (the nearest kernel with a C twin).
   Count mode under one node cap from one start, on 8 x 8 and on 9 x 9 (over 64
-  squares: the general loop). The trees differ only in order, so equal caps
-  make equal placements; the check is that, and the rows give checks per
-  placement too (``pohl`` looks one square further, so it checks more per
-  placement by definition).
+  squares: a byte per square; ``random`` ties: the general loop). The trees
+  differ only in order, so equal caps make equal placements; the check is
+  that, and the rows give checks per placement too (``pohl`` looks one square
+  further, so it checks more per placement by definition).
 * N-Queens ``unique`` count against the plain count, same n: the same tree, so
   every counter but ``solutions`` is equal and ``extra["all_solutions"]`` is the
   plain count.

@@ -54,6 +54,7 @@ from .knights_tables import (  # noqa: F401 - GEOMETRY_CHUNK_SQUARES, Geometry: 
 )
 from .knights_ties64 import run64_keyed
 from .knights_wide import runwide_plain, runwide_warnsdorff, unvisited_degrees
+from .knights_widekeyed import runwide_keyed
 
 # Heuristic and tie-break codes passed to the kernel.
 _HEURISTIC_CODE = {"none": 0, "warnsdorff": 1, "static_degree": 2}
@@ -91,9 +92,9 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, deg
     Most searches go to loops of their own, walking the same tree with the same
     counters: every search on a board of at most 64 squares (the visited set in
     a 64-bit mask: :mod:`.knights_fast`, :mod:`.knights_random64`,
-    :mod:`.knights_shuffle64`, :mod:`.knights_ties64`), and heuristic ``none`` or
-    ``warnsdorff`` with move-order ties on larger boards (:mod:`.knights_wide`).
-    The loop below is the general one: larger boards with the other orders.
+    :mod:`.knights_shuffle64`, :mod:`.knights_ties64`), and on larger boards every
+    one without random ties (:mod:`.knights_wide`, :mod:`.knights_widekeyed`).
+    The loop below is the general one: larger boards with random ties.
 
     Args:
         nbr, count, dist2: the board geometry (:func:`build_geometry`).
@@ -106,8 +107,8 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, deg
             square to place next; updated in place.
         rng: uint64 (1,): the SplitMix64 state of the random tie-break.
         visited: uint8 (size,); deg: uint8 (size,), each square's unvisited
-            neighbours (:func:`.knights_wide.unvisited_degrees`) for
-            ``warnsdorff`` with ``move_order`` above 64 squares, else empty;
+            neighbours (:func:`.knights_wide.unvisited_degrees`) for a
+            heuristic without random ties above 64 squares, else empty;
             path: uint32 (size,); frames: uint32 (size,
             N_FRAME); found: int64 (size,): the explicit stack. Array indices
             are unsigned where it matters: numba tests a signed index for a
@@ -134,6 +135,8 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, deg
         return runwide_plain(nbr, count, params, state, visited, path, frames, found, tour)
     if heuristic == 1 and tie == 0:
         return runwide_warnsdorff(nbr, count, params, state, deg, path, frames, found, tour)
+    if tie != 1 and deg.shape[0] > 0:
+        return runwide_keyed(nbr, count, dist2, params, state, deg, path, frames, found, tour)
     size = nbr.shape[0]
     first = params[P_FIRST] != 0
     closed = params[P_CLOSED] != 0
@@ -363,7 +366,7 @@ def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: st
         visited[sq] = 1
         path[i] = sq
     nbr8, nmask = mask_tables(rows, cols, moves)
-    incremental = size > nbr8.shape[0] and heuristic == "warnsdorff" and tie_break == "move_order"
+    incremental = size > nbr8.shape[0] and heuristic != "none" and tie_break != "random"
     deg = unvisited_degrees(nbr, count, prefix) if incremental else _NO_DEGREES
     status = drive(knights_run, (nbr, count, dist2, nbr8, nmask, params, state, rng, visited,
                                  deg, path, frames, found, tour), budget)
