@@ -142,9 +142,6 @@ BLOCKS: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
     ("README.md", "btlab: sweep.yaml:5:21: error at matrix.heuristic[1]"): (
         FAST, "the error message: reproduced with the config the text describes",
         ("test_readme_error_message",)),
-    ("README.md", "pure Python recursive, n=10, count"): (
-        OUTPUT, "output of `python -m bench --only kernels`, measured once on a loaded machine "
-        "(timings; the text says to compare the ratios only); not rerun", ()),
     ("README.md", "trial                      run                 seconds"): (
         OUTPUT, "output of `python -m bench.split`, measured once on a quiet machine (timings); "
         "not rerun", ()),
