@@ -41,10 +41,10 @@ from ._driver import BACKTRACK_LIMIT as _BACKTRACK_LIMIT
 from ._driver import EXHAUSTED as _EXHAUSTED
 from ._driver import NODE_LIMIT as _NODE_LIMIT
 from ._driver import PAUSED as _PAUSED
-from ._driver import SOLVED as _SOLVED
 from .knights_fast import (
     F_COUNT,
     F_NEXT,
+    GO,
     P_BASE,
     P_CAP,
     P_CLOSED,
@@ -61,6 +61,7 @@ from .knights_fast import (
     S_SOLUTIONS,
     S_SQ,
     budget_left,
+    full_board,
     store_state,
 )
 from .knights_wide import _closes
@@ -151,23 +152,13 @@ def _keyed(nbr, count, dist2, params, state, cell, path, frames, found, tour, dy
             if dynamic:
                 for k in range(around):
                     cell[nbr[sq, k]] -= 1
-            if not closed or _closes(nbr, count, sq, start):
-                solutions += 1
-                if have_tour == 0:
-                    have_tour = 1
-                    for k in range(size):
-                        tour[k] = path[k]
-                if first:
-                    code = _SOLVED
-                    break
-                leaf = True
-            else:
-                dead_ends += 1
-                if bt_left == 0:
-                    code = _BACKTRACK_LIMIT
-                    break
-                bt_left -= 1
-                leaf = True
+            stop, solutions, have_tour, dead_ends, bt_left = full_board(
+                not closed or _closes(nbr, count, sq, start),
+                first, solutions, have_tour, dead_ends, bt_left, path, tour)
+            if stop != GO:
+                code = stop
+                break
+            leaf = True
         else:
             # one pass: each neighbour loses sq from its unvisited neighbours, and the
             # unvisited ones are inserted by their key
