@@ -757,6 +757,7 @@ def test_plugin_returning_a_wrong_list_is_an_error_row(tmp_path, monkeypatch, ca
         f"HeuristicError: heuristic plug-in {mod}:drops_one at square (2, 1) returned")
 
 
+@pytest.mark.slow  # 50 s: the copy's edited experiments/knights.py recompiles every kernel
 def test_doc_strategy_is_one_function_and_one_entry(tmp_path):
     """docs/extending.md section 2, applied to a copy of the repository: the function, the
     entry, and the README's regenerated table, give a strategy that configs accept and that
