@@ -88,24 +88,3 @@ def test_mask_kernels_keep_the_backtrack_budget(general, heuristic, tie):
         got = solve_knights_compiled(8, 8, (0, 0), **kw)
         assert got.backtracks == cap and got.status.value == "backtrack_limit"
         _same(got, general(solve_knights_compiled, 8, 8, (0, 0), **kw), (cap, kw))
-
-
-@pytest.mark.parametrize("heuristic", ["none", "warnsdorff", "static_degree"])
-def test_the_random_kernel_hands_move_order_ties_on(monkeypatch, heuristic):
-    # knights_run sends move-order ties elsewhere; called with them, run64_random
-    # hands them to the move-order kernels (it draws nothing)
-    from experiments.compiled import _driver
-    from experiments.compiled.knights_random64 import run64_random
-
-    def drive(kernel, args, budget):
-        nbr, count, dist2, nbr8, nmask, params, state, rng, visited, deg, path, frames, \
-            found, tour = args
-        return _driver.drive(run64_random, (nbr8, count, nmask, params, state, rng, path,
-                                            frames, found, tour), budget)
-
-    kw = dict(mode="count", heuristic=heuristic, max_nodes=50_000)
-    want = solve_knights_compiled(8, 8, (0, 0), **kw)
-    monkeypatch.setattr(knights_kernel, "drive", drive)
-    got = solve_knights_compiled(8, 8, (0, 0), **kw)
-    _same(got, want, heuristic)
-    assert got.nodes == 50_000

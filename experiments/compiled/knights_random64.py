@@ -29,7 +29,6 @@ from .knights_fast import (
     P_FIRST,
     P_HEURISTIC,
     P_START,
-    P_TIE,
     S_CHECKS,
     S_DEAD_ENDS,
     S_DEPTH,
@@ -41,11 +40,9 @@ from .knights_fast import (
     full_board,
     path_mask,
     popcount,
-    run64_plain,
     store_state,
 )
 from .knights_shuffle64 import run64_shuffled
-from .knights_ties64 import run64_keyed
 
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
@@ -59,8 +56,7 @@ _U60, _U4 = np.uint64(60), np.uint64(4)
 @njit(cache=True, nogil=True)
 def run64_random(nbr8, count, nmask, params, state, rng, path, frames, found, tour):
     """:func:`.knights_kernel.knights_run` on a board of at most 64 squares, heuristic
-    ``none``, ``warnsdorff`` or ``static_degree``, tie-break ``random`` (or
-    ``move_order``).
+    ``none``, ``warnsdorff`` or ``static_degree``, tie-break ``random``.
 
     Args:
         nbr8: uint8 (size, 8); count: int32 (size,); nmask: uint64 (size,): the
@@ -72,12 +68,6 @@ def run64_random(nbr8, count, nmask, params, state, rng, path, frames, found, to
         The status code, as ``knights_run``.
     """
     heuristic = params[P_HEURISTIC]
-    if params[P_TIE] == 0:  # move-order ties: nothing to draw
-        if heuristic == 0:
-            return run64_plain(nbr8, count, nmask, params, state, path, frames, found, tour)
-        # (dist2 is read by roth ties only)
-        return run64_keyed(nbr8, count, nmask, np.zeros(0, np.int64), params, state, path,
-                           frames, found, tour)
     if heuristic == 0:
         return run64_shuffled(nbr8, count, nmask, params, state, rng, path, frames, found, tour)
     dynamic = heuristic == 1
