@@ -30,6 +30,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from .errors import BtlabError
+from .interrupts import catching_signals, settle
 from .run_command import cmd_run
 
 
@@ -171,9 +172,13 @@ def main(argv: list[str] | None = None) -> int:
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     console = _console(markup=args.command not in ("show", "compare", "report"))
+    if args.command == "run":
+        # a stop signal at any moment of the run, its end included (writing the last rows,
+        # shutting Ray down, printing the tables), exits 130; once the status is decided,
+        # it is ignored. As the program (argv None) the handlers stay until the process exits.
+        with catching_signals(for_good=argv is None):
+            return _main_run(args, console)
     try:
-        if args.command == "run":
-            return cmd_run(args, console)
         if args.command == "show":
             return cmd_show(args, console)
         if args.command == "validate":
@@ -183,14 +188,42 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "report":
             return cmd_report(args, console)
     except BtlabError as exc:
-        Console(stderr=True, highlight=False).print(
-            f"[bold red]btlab:[/bold red] {escape(str(exc))}", markup=True, soft_wrap=True)
+        _error(exc)
         return exc.exit_code
-    except KeyboardInterrupt:  # outside the trial loop (which handles its own): start, end
-        Console(stderr=True, highlight=False).print(
-            "btlab: interrupted; rows already finished are on disk (run again to resume)")
+    except KeyboardInterrupt:
+        _interrupted()
         return 130
     return 2
+
+
+def _main_run(args, console: Console) -> int:
+    """``btlab run`` within :func:`main`'s signal handlers: its exit status, whenever a
+    signal comes."""
+    from .execute import pause_at
+
+    try:
+        status = cmd_run(args, console)
+        settle()  # decided: a signal from now on is ignored
+        pause_at("exit")
+        return status
+    except BtlabError as exc:
+        settle()
+        _error(exc)
+        return exc.exit_code
+    except KeyboardInterrupt:  # outside the trial loop (which handles its own): start, end
+        settle()
+        _interrupted()
+        return 130
+
+
+def _error(exc: BtlabError) -> None:
+    Console(stderr=True, highlight=False).print(
+        f"[bold red]btlab:[/bold red] {escape(str(exc))}", markup=True, soft_wrap=True)
+
+
+def _interrupted() -> None:
+    Console(stderr=True, highlight=False).print(
+        "btlab: interrupted; rows already finished are on disk (run again to resume)")
 
 
 def cmd_validate(args, console: Console) -> int:

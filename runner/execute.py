@@ -25,6 +25,7 @@ import socket
 import time
 import traceback
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from experiments.core import Status
@@ -52,7 +53,16 @@ _HOST = socket.gethostname()
 #: process has, lifted again once the trial's row is made), ``exit`` calls
 #: ``sys.exit(3)`` as a misbehaving plug-in could. Read when each trial starts, so that
 #: Ray workers, which inherit the driver's environment, see it too.
+#: So that tests wait for the run, never the clock, in the folder ``$BTLAB_TEST_FAULT_DIR``:
+#: ``mark`` writes ``started-<trial id>`` (holding the pid) when the trial starts, ``block``
+#: does too, then waits until a file ``release`` is there; ``pause_at:STAGE`` makes the run
+#: itself write ``at-STAGE`` and wait likewise at a stage of its end (:func:`pause_at`).
 TEST_FAULT_ENV = "BTLAB_TEST_FAULT"
+TEST_FAULT_DIR_ENV = "BTLAB_TEST_FAULT_DIR"
+#: The stages of :func:`pause_at`: before the last rows are written, before the backend
+#: shuts down, just after ``ray.shutdown`` (the Ray backend), before the closing tables
+#: are printed, and once the exit status is decided.
+PAUSE_STAGES = ("last_rows", "shutdown", "ray_shutdown", "tables", "exit")
 
 #: Limits to restore once the trial that set them has its row (the ``memory`` fault).
 _restore_limits: list[tuple[int, int]] = []
@@ -77,6 +87,29 @@ def _inject_test_fault(trial_id: str) -> None:
             raise SystemExit(3)
         if kind == "memory":
             _exhaust_memory()
+        if kind in ("mark", "block"):
+            _announce(f"started-{trial_id}", wait=kind == "block")
+
+
+def pause_at(stage: str) -> None:
+    """Test hook: with ``BTLAB_TEST_FAULT=pause_at:STAGE`` write ``at-STAGE``, wait for ``release``.
+
+    A signal arrives during the wait as it would during the stage's own work.
+    """
+    spec = os.environ.get(TEST_FAULT_ENV)
+    if spec and f"pause_at:{stage}" in (item.strip() for item in spec.split(",")):
+        _announce(f"at-{stage}", wait=True)
+
+
+def _announce(name: str, wait: bool) -> None:
+    """Write ``name`` (this pid) in ``$BTLAB_TEST_FAULT_DIR``; then, if ``wait``, wait for
+    ``release`` there."""
+    folder = Path(os.environ.get(TEST_FAULT_DIR_ENV) or ".")
+    tmp = folder / f".{name}.{os.getpid()}.tmp"
+    tmp.write_text(str(os.getpid()))
+    tmp.replace(folder / name)  # whole, or not there
+    while wait and not (folder / "release").exists():
+        time.sleep(0.01)
 
 
 def _exhaust_memory() -> None:

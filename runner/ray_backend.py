@@ -327,7 +327,12 @@ class RayBackend:
 
     def close(self) -> None:
         if self._owns_ray:
-            self._ray.shutdown()
+            from .execute import pause_at
+            from .interrupts import guarding_handlers
+
+            with guarding_handlers():  # ray.shutdown resets them to SIG_DFL at its start
+                self._ray.shutdown()
+                pause_at("ray_shutdown")
             self._owns_ray = False
         self._restore_auth()
 

@@ -27,13 +27,13 @@ from rich.progress import (
 )
 
 from . import plugins
-from .interrupts import catching_signals
+from .interrupts import catching_signals, holding_signals
 
 
 def cmd_run(args, console: Console) -> int:
     from .config import load_config
     from .config_order import in_config_order
-    from .execute import ESTIMATE_COLUMNS, METRIC_COLUMNS
+    from .execute import ESTIMATE_COLUMNS, METRIC_COLUMNS, pause_at
     from .failures import FailureLog
     from .headline_rows import headline_rows
     from .progress import log_interval
@@ -122,6 +122,7 @@ def cmd_run(args, console: Console) -> int:
         # part by part, one row per trial key: the driver's memory stays flat with the trials
         found = headline_rows(store.loc, columns, wanted,
                               [*config.problem.columns.names, *TRIAL_COLUMNS])
+        pause_at("tables")
         print_headline(in_config_order(found.frame, config), console,
                        errors=(found.errors, found.first_error))
         stale = found.stale
@@ -191,6 +192,7 @@ def _run_trials(args, console: Console, store, todo, total: int, checkpoints=Non
         (trials with status error, interrupted?, the backend, seconds spent running)
     """
     from .backends import make_backend
+    from .execute import pause_at
 
     t0 = time.monotonic()
     try:
@@ -259,12 +261,18 @@ def _run_trials(args, console: Console, store, todo, total: int, checkpoints=Non
     finally:
         if log is not None:
             log.stop()
+        # a signal now is held: the last rows are written and Ray shut down, then exit 130
         try:
-            store.flush()
+            with holding_signals() as held:
+                try:
+                    pause_at("last_rows")
+                    store.flush()
+                finally:
+                    pause_at("shutdown")
+                    backend.close()
+            interrupted = interrupted or bool(held)
+        except KeyboardInterrupt:  # a second signal while they are done
+            interrupted = True
         finally:
-            try:
-                backend.close()
-            except KeyboardInterrupt:  # a second Ctrl-C while Ray shuts down
-                interrupted = True
             signals.__exit__(None, None, None)
     return failed, interrupted, backend, time.monotonic() - t1

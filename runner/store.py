@@ -49,6 +49,7 @@ from .store_check import check_not_nested, check_not_newer
 from .store_io import (
     TEST_FAULT_ENV,
     check_writable,
+    flush_rows_hook,
     inject_fault,
     move_legacy_checkpoints,
     remove_remote_temporaries,
@@ -128,7 +129,7 @@ class ResultStore:
         self.folder: Path | None = self.loc.local
         self.config = config
         self.run_id = new_run_id()
-        self.flush_rows = flush_rows
+        self.flush_rows = flush_rows_hook(flush_rows)
         self.flush_seconds = flush_seconds
         self.fresh = fresh
         self._rows: list[dict[str, Any]] = []

@@ -25,7 +25,8 @@ from .store_read import work_dir
 #: ``BTLAB_TEST_FAULT=enospc:N`` makes the write of this run's N-th part (0: the first)
 #: fail as a full disk would, after its temporary is half written; ``edquot``, ``eio``,
 #: ``erofs`` likewise; ``enospc:lock`` fails taking the folder's lock, ``enospc:rewrite``
-#: the rewrite of an older part (:mod:`runner.store_fix`).
+#: the rewrite of an older part (:mod:`runner.store_fix`). ``flush_rows:N`` writes a part
+#: every N rows (:func:`flush_rows_hook`), so that a test knows when one is on disk.
 TEST_FAULT_ENV = "BTLAB_TEST_FAULT"
 _FAULTS = {"enospc": errno.ENOSPC, "edquot": errno.EDQUOT, "eio": errno.EIO,
            "erofs": errno.EROFS}
@@ -45,6 +46,15 @@ def inject_fault(stage: str) -> None:
         if kind in _FAULTS and at == stage:
             code = _FAULTS[kind]
             raise OSError(code, f"{os.strerror(code)} (fault injected by {TEST_FAULT_ENV})")
+
+
+def flush_rows_hook(default: int) -> int:
+    """Rows a part holds at most: ``default``, or N under ``BTLAB_TEST_FAULT=flush_rows:N``."""
+    for item in os.environ.get(TEST_FAULT_ENV, "").split(","):
+        kind, _, n = item.strip().partition(":")
+        if kind == "flush_rows" and n.isdigit() and int(n) > 0:
+            return int(n)
+    return default
 
 
 def write_failure(exc: OSError, what: str, kept: str) -> StoreWriteError:
