@@ -237,29 +237,29 @@ def test_a_hangup_ignored_under_nohup_stays_ignored():
 
 
 def test_a_hangup_during_a_serial_run_keeps_the_finished_rows(tmp_path):
-    import time
-
-    from test_faults import Btlab
+    from helpers.sync import fault_env, wait_for
+    from test_faults import Btlab, ids_of
 
     cfg = write(tmp_path / "c.yaml", """
 name: hup
 problem: n_queens
 fixed: {strategy: recursive, mode: count}
-matrix: {n: [8, 9, 10, 11]}
-repeats: 100
+matrix: {n: [6, 7, 8]}
+repeats: 20
 """)
+    ids = ids_of(cfg)
+    hook = tmp_path / "hook"
     out = tmp_path / "out"
-    run = Btlab("run", cfg, "--backend", "serial", "--out", out)
-    deadline = time.monotonic() + 60
-    while "trials/s" not in run.stdout and time.monotonic() < deadline:  # trials are running
-        time.sleep(0.1)
-    time.sleep(0.5)
+    # the 31st trial blocks (test hook) until the hangup: the run is in a trial, not its end
+    run = Btlab("run", cfg, "--backend", "serial", "--out", out,
+                env=fault_env(hook, f"block:{ids[30]}"))
+    wait_for(hook / f"started-{ids[30]}", run, 60)
     os.kill(run.pid, signal.SIGHUP)
     run.wait(60)
     assert run.returncode == 130, (run.stdout, run.stderr)
     assert "interrupted: finished rows are on disk" in run.stdout
     df = pd.read_parquet(out)
-    assert 0 < len(df) < 400 and (df["status"] == "exhausted").all()
+    assert sorted(df["trial_id"]) == sorted(ids[:30]) and (df["status"] == "exhausted").all()
     assert df["trial_id"].is_unique
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from helpers.sync import fault_env, release, wait_for
 from test_faults import Btlab, btlab, ids_of, write
 
 from runner.execute import error_message, run_trial
@@ -242,16 +243,19 @@ COMPILED_2000 = """\
 """
 
 
-def _interrupt_run(tmp_path: Path, backend: str, signum: int, after: float,
+def _interrupt_run(tmp_path: Path, backend: str, signum: int, after: int,
                    group: bool = False) -> tuple[Btlab, pd.DataFrame | None]:
-    """Start a run of :data:`COMPILED_2000`, send ``signum`` ``after`` seconds into it
-    (to the driver, or to its whole process group as a terminal's Ctrl-C does)."""
+    """Start a run of :data:`COMPILED_2000`, send ``signum`` once trial number ``after``
+    has started (to the driver, or to its whole process group as a terminal's Ctrl-C
+    does), while the compiled kernels run. The last trial blocks (test hook) until the
+    signal: the run cannot end first, however fast the machine."""
     cfg = write(tmp_path / "c.yaml", COMPILED_2000)
+    ids = ids_of(cfg)
+    hook = tmp_path / "hook"
     out = tmp_path / "out"
-    proc = Btlab("run", cfg, "--out", out, "--backend", backend, "--workers", 2)
-    deadline = time.monotonic() + after
-    while time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.1)
+    proc = Btlab("run", cfg, "--out", out, "--backend", backend, "--workers", 2,
+                 env=fault_env(hook, f"mark:{ids[after]}", f"block:{ids[-1]}"))
+    wait_for(hook / f"started-{ids[after]}", proc, 180)
     if group:
         os.killpg(proc.pid, signum)
     else:
@@ -271,25 +275,83 @@ def _assert_interrupted_cleanly(proc: Btlab, rows: pd.DataFrame | None) -> None:
 
 
 def test_ctrl_c_on_the_compiled_engine_is_never_a_trial_error(tmp_path):
-    proc, rows = _interrupt_run(tmp_path, "serial", signal.SIGINT, 8)
+    proc, rows = _interrupt_run(tmp_path, "serial", signal.SIGINT, 20)
     _assert_interrupted_cleanly(proc, rows)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("attempt", range(5))
 def test_ctrl_c_on_the_compiled_engine_five_times(tmp_path, attempt):
-    proc, rows = _interrupt_run(tmp_path, "serial", signal.SIGINT, 6 + attempt)
+    proc, rows = _interrupt_run(tmp_path, "serial", signal.SIGINT, 10 + 30 * attempt)
     _assert_interrupted_cleanly(proc, rows)
 
 
 @pytest.mark.slow
 def test_sigterm_on_the_compiled_engine_is_never_a_trial_error(tmp_path):
-    proc, rows = _interrupt_run(tmp_path, "serial", signal.SIGTERM, 8)
+    proc, rows = _interrupt_run(tmp_path, "serial", signal.SIGTERM, 20)
     _assert_interrupted_cleanly(proc, rows)
 
 
 @pytest.mark.slow
 def test_ctrl_c_to_the_process_group_on_ray_leaves_no_error_row(tmp_path):
     """A terminal's Ctrl-C reaches the driver and every Ray worker of its group."""
-    proc, rows = _interrupt_run(tmp_path, "ray", signal.SIGINT, 25, group=True)
+    proc, rows = _interrupt_run(tmp_path, "ray", signal.SIGINT, 20, group=True)
     _assert_interrupted_cleanly(proc, rows)
+
+
+# --------------------------------------------------------------------------- signals at the end
+
+
+STAGE_SWEEP = """\
+    name: ending
+    problem: n_queens
+    fixed: {strategy: recursive, mode: count}
+    matrix: {n: [5, 6]}
+    repeats: 3
+"""
+
+_SIGNALS = [signal.SIGHUP, signal.SIGINT, signal.SIGTERM]
+
+
+def _signal_at(tmp_path: Path, backend: str, stage: str, signum: int) -> Btlab:
+    """Run :data:`STAGE_SWEEP`, paused (test hook ``pause_at``) at ``stage`` of its end;
+    send ``signum`` there, then let it go on."""
+    cfg = write(tmp_path / "c.yaml", STAGE_SWEEP)
+    hook = tmp_path / "hook"
+    proc = Btlab("run", cfg, "--out", tmp_path / "out", "--backend", backend, "--workers", 1,
+                 env=fault_env(hook, f"pause_at:{stage}"))
+    try:
+        wait_for(hook / f"at-{stage}", proc, 120)
+        os.kill(proc.pid, signum)
+        release(hook)
+        proc.wait(120)
+    finally:
+        proc.cleanup()
+    return proc
+
+
+@pytest.mark.parametrize("signum", _SIGNALS, ids=lambda s: signal.Signals(s).name)
+@pytest.mark.parametrize("stage", ["last_rows", "shutdown", "tables", "exit"])
+def test_a_signal_at_any_stage_of_a_runs_end_is_handled(tmp_path, stage, signum):
+    """Writing the last rows, shutting the backend down, printing the tables: a signal
+    exits 130 with every row on disk (the rows and the shutdown are finished first); once
+    the exit status is decided, it is the status, the signal ignored. Never death by it."""
+    proc = _signal_at(tmp_path, "serial", stage, signum)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == (0 if stage == "exit" else 130), output
+    assert "Traceback" not in output
+    rows = pd.read_parquet(tmp_path / "out")
+    assert len(rows) == 6 and rows["trial_id"].is_unique and rows["error"].isna().all()
+    if stage in ("last_rows", "shutdown"):
+        assert "interrupted: finished rows are on disk" in proc.stdout
+
+
+@pytest.mark.parametrize("stage", ["shutdown", "ray_shutdown",
+                                   pytest.param("tables", marks=pytest.mark.slow)])
+def test_a_sigterm_while_ray_shuts_down_or_after_is_handled(tmp_path, stage):
+    """On Ray too: ray.init installs a SIGTERM handler of its own (sys.exit), and
+    ray.shutdown sets SIGTERM's to SIG_DFL behind Python's back (ray_shutdown: paused
+    just after it); the run's handlers stay installed across it and the tables."""
+    proc = _signal_at(tmp_path, "ray", stage, signal.SIGTERM)
+    assert proc.returncode == 130, proc.stdout + proc.stderr
+    assert len(pd.read_parquet(tmp_path / "out")) == 6

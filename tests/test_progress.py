@@ -7,10 +7,12 @@ import re
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
 import pytest
+from helpers.sync import fault_env, release
 
 from runner.cli import main
 from runner.errors import BtlabError
@@ -55,17 +57,18 @@ def test_durations():
 def test_the_thread_prints_at_the_interval_and_once_at_the_end():
     lines: list[str] = []
     log = LogProgress(10, lines.append, 0.05)
-    log.start()
     log.update(4, 0)
-    time.sleep(0.3)
+    log.start()
+    deadline = time.monotonic() + 30
+    while len(lines) < 3 and time.monotonic() < deadline:  # three lines from the thread
+        time.sleep(0.01)
     log.update(10, 0)
     log.stop()
-    assert 3 <= len(lines) <= 8, lines
+    assert len(lines) >= 4, lines
     assert lines[0].startswith("progress: 4/10 trials (40%)")
     assert lines[-1].startswith("progress: 10/10 trials (100%)")
-    n = len(lines)
-    time.sleep(0.15)
-    assert len(lines) == n  # stopped
+    assert log._thread is None and not any(  # stopped: the thread is joined
+        t.name == "btlab-progress" and t.is_alive() for t in threading.enumerate())
 
 
 def test_the_interval_comes_from_the_environment(monkeypatch):
@@ -108,8 +111,10 @@ def test_a_run_logged_to_a_file_shows_progress_while_it_runs(tmp_path):
     log = tmp_path / "run.log"
     env = {k: v for k, v in os.environ.items() if k != "FORCE_COLOR"}
     env.update({INTERVAL_ENV: "0.2", "PYTHONPATH": str(ROOT), "RAY_ADDRESS": "",
-                # a fault in one trial: the lines count it
-                "BTLAB_TEST_FAULT": "raise:" + _trial_id(config, [1, 3])})
+                # a fault in one trial: the lines count it; the one before blocks until
+                # the test has seen a line (test hook), so that one comes while the run goes on
+                **fault_env(tmp_path / "hook", "raise:" + _trial_id(config, [1, 3]),
+                            "block:" + _trial_id(config, [1, 2]))})
     with open(log, "w") as out:
         proc = subprocess.Popen([sys.executable, "-m", "runner", "run", str(config),
                                  "--backend", "serial", "--out", str(tmp_path / "out")],
@@ -123,6 +128,7 @@ def test_a_run_logged_to_a_file_shows_progress_while_it_runs(tmp_path):
                 seen_while_running = lines
                 break
             time.sleep(0.05)
+        release(tmp_path / "hook")
         assert proc.wait(timeout=120) == 1  # one trial raised
     finally:
         if proc.poll() is None:

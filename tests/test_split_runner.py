@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 import time
 
@@ -442,7 +443,14 @@ def test_a_cancelled_compiled_subtree_task_stops_at_once(ray_session):
     params = plan_split("n_queens", {"n": 19, "mode": "count", "engine": "compiled"}, 0).params
     small = plan_split("n_queens", {"n": 8, "mode": "count", "engine": "compiled"}, 0).params
     huge = [remote.remote("n_queens", params, (), None, None) for _ in range(2)]  # hours each
-    time.sleep(3)
+    # both run (Ray names a worker after the task it runs): cancelled while running
+    from test_faults import descendants, title
+
+    deadline = time.monotonic() + 60
+    while len([p for p in descendants(os.getpid())
+               if title(p).startswith("ray::run_subtree")]) < 2:
+        assert time.monotonic() < deadline, "the subtree tasks never started"
+        time.sleep(0.02)
     t0 = time.monotonic()
     for ref in huge:
         ray.cancel(ref)

@@ -1,0 +1,44 @@
+"""Synchronising a test with a running ``btlab run``, never with the clock.
+
+The test hook ``BTLAB_TEST_FAULT`` (:mod:`runner.execute`) makes a trial
+announce that it started (``mark:<trial id>``, ``block:<trial id>``: a file
+``started-<trial id>`` holding its pid, in ``$BTLAB_TEST_FAULT_DIR``) and,
+for ``block``, wait until the test writes ``release``; ``pause_at:<stage>``
+does the same at a stage of the run's end (``at-<stage>``). A test waits
+for the file, acts (a signal, a kill), then releases.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable
+
+
+def fault_env(folder: Path, *faults: str) -> dict[str, str]:
+    """The environment of a run with these faults, announcing in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return {"BTLAB_TEST_FAULT": ",".join(faults), "BTLAB_TEST_FAULT_DIR": str(folder)}
+
+
+def wait_for(path: Path, proc=None, timeout: float = 120,
+             also: Callable[[], bool] = lambda: True) -> int:
+    """Wait until the run writes ``path`` (and ``also()`` holds); return the pid it holds.
+
+    ``proc`` (a :class:`test_faults.Btlab` or a ``Popen``): fail at once, with its
+    output, if it ends first. ``timeout`` only bounds a broken run.
+    """
+    deadline = time.monotonic() + timeout
+    while not (path.exists() and also()):
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"the run ended before {path.name}: "
+                                 + getattr(proc, "stdout", "") + getattr(proc, "stderr", ""))
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {path.name} after {timeout} s")
+        time.sleep(0.01)
+    return int(path.read_text())
+
+
+def release(folder: Path) -> None:
+    """Let every blocked trial and paused stage go on."""
+    (folder / "release").touch()
