@@ -100,7 +100,9 @@ def cmd_run(args, console: Console) -> int:
                 checkpoints if config.model.split is not None else None,
                 plugins.ship_paths(sorted(refs)), log_every, failures)
     finally:
-        store.close()
+        with holding_signals() as held:  # the lock (or lease) is released, then exit 130
+            store.close()
+    interrupted = interrupted or bool(held)
     if backend is not None:
         console.print(f"{store.rows_written:,} rows written to {shown} in {elapsed:.1f} s")
         for count, what in ((getattr(backend, "killed", 0),
