@@ -4,7 +4,7 @@
 ``runner/_build_info.py`` into the build -- never into the source tree -- with
 the clone's HEAD and whether tracked files had uncommitted changes; an sdist
 carries the file, so a wheel built from the sdist has it too. At run time
-:func:`runner.provenance.code_state` reads it (see that module).
+:func:`btlab.store.provenance.code_state` reads it (see that module).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent
 
 
 def _provenance():
-    """runner/provenance.py, loaded by path (standard library only; btlab's deps may be absent)."""
+    """runner/store/provenance.py, loaded by path (standard library only; btlab's deps may be absent)."""
     spec = importlib.util.spec_from_file_location("_btlab_provenance",
                                                   ROOT / "runner" / "provenance.py")
     assert spec is not None and spec.loader is not None

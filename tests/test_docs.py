@@ -7,15 +7,15 @@ added to the docs without an entry fails :func:`test_every_block_is_classified`
 with the line to add. Each entry says what is done with the block:
 
 * ``fast``: run by a test of the default suite (``btlab`` commands through
-  :func:`runner.cli.main`, the same as ``python -m runner``, in a temporary working
+  :func:`btlab.cli.main.main`, the same as ``python -m btlab``, in a temporary working
   folder holding copies of ``configs/``; Python blocks executed in that folder, in
   file order, in one namespace, after the results they read were made there).
 * ``slow``: run by a ``@pytest.mark.slow`` test, as written (full budgets).
 * ``validated``: not run, because it needs an outside service (a machine of its own,
   a cloud account, S3) or hours of work; its commands are parsed
-  (``runner.cli._parser().parse_args``, Ray's own ``click`` parser for ``ray``
+  (``btlab.cli.main._parser().parse_args``, Ray's own ``click`` parser for ``ray``
   commands, placeholders such as HEAD_IP replaced) and its configs checked
-  (``runner.config.load_config`` / ``parse_config``, or ``yaml.safe_load`` for a cluster
+  (``btlab.config.model.load_config`` / ``parse_config``, or ``yaml.safe_load`` for a cluster
   YAML). The reason is in the entry. Python blocks that read a results folder too long to
   make in a test (the 10^9 plain-backtracking baseline) are compiled, and run with their
   output compared when environment variables name real folders (:data:`BASELINE_ENV`).
@@ -51,8 +51,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from runner.cli import _parser, main
-from runner.config import load_config, parse_config
+from btlab.cli.main import _parser, main
+from btlab.config.model import load_config, parse_config
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC_FILES = ["README.md", *sorted(f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md"))]
@@ -443,7 +443,7 @@ def check_install(cmd: Command) -> None:
     assert len(target) == 1
     spec = target[0]
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert project["scripts"]["btlab"] == "runner.cli:main"
+    assert project["scripts"]["btlab"] == "btlab.cli.main:main"
     m = re.fullmatch(r"\.(?:\[(\w+)\])?", spec)
     assert m, spec
     if m.group(1):
@@ -460,7 +460,7 @@ def parse_btlab(argv: list[str]) -> Any:
 
 
 def run_btlab(argv: list[str], cwd: Path) -> int:
-    """``btlab ARGS`` in ``cwd``: :func:`runner.cli.main`, as ``python -m runner`` runs it."""
+    """``btlab ARGS`` in ``cwd``: :func:`btlab.cli.main.main`, as ``python -m btlab`` runs it."""
     with contextlib.chdir(cwd):
         return main(list(argv))
 
@@ -686,7 +686,7 @@ def test_readme_config_blocks():
     b = block("README.md", "name: warnsdorff-64-starts")
     cfg = parse_config(b.text, b.where)
     main_cfg = load_config(ROOT / "configs" / "warnsdorff_64_starts.yaml")
-    from runner.sweep import iter_trials
+    from btlab.sweep.expand import iter_trials
     assert ([t.trial_id for t in iter_trials(cfg)]
             == [t.trial_id for t in iter_trials(main_cfg)])
     frag = block("README.md", "fixed: {board: [8, 8], strategy: iterative, engine: compiled")

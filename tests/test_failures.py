@@ -2,7 +2,7 @@
 listed at the end, MemoryError and other exceptions as error rows, signals never stored as
 a trial's error (Ctrl-C on the compiled engine included), on both backends.
 
-Real processes: the CLI runs as ``python -m runner`` in a session of its own
+Real processes: the CLI runs as ``python -m btlab`` in a session of its own
 (tests/test_faults.py's :class:`Btlab`), faults come through ``BTLAB_TEST_FAULT``.
 """
 
@@ -20,18 +20,18 @@ import pandas as pd
 import pytest
 from test_faults import Btlab, btlab, ids_of, write
 
-from runner.execute import error_message, run_trial
-from runner.failures import LISTED, FailureLog
-from runner.interrupts import catching_signals, is_interrupt, signals_seen
-from runner.problems import get_problem
-from runner.trial import Trial
+from btlab.execution.execute import error_message, run_trial
+from btlab.views.failures import LISTED, FailureLog
+from btlab.execution.interrupts import catching_signals, is_interrupt, signals_seen
+from btlab.problems import get_problem
+from btlab.sweep.trial import Trial
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _trial(n: int = 6) -> Trial:
-    from runner.config import parse_config
-    from runner.sweep import expand
+    from btlab.config.model import parse_config
+    from btlab.sweep.expand import expand
 
     text = f"name: t\nproblem: n_queens\nfixed: {{n: {n}, mode: count}}\n"
     return expand(parse_config(text, "<t>"))[0]

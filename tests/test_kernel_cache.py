@@ -3,7 +3,7 @@
 Numba checks a cached kernel against its own file only; the kernels also inline
 the return codes of ``experiments/compiled/_driver.py`` and call kernels of other
 files. These tests edit a dependency in a copy of the package and check that the
-cache follows (:mod:`experiments.compiled._cache`).
+cache follows (:mod:`btlab.experiments.compiled._cache`).
 """
 
 from __future__ import annotations
@@ -53,12 +53,12 @@ def test_the_key_changes_with_every_dependency_and_only_with_them(tmp_path):
     sources = cache.kernel_sources()
     names = {p.relative_to(root).as_posix() for p in sources}
     # the package itself and what its kernels inline: return codes, geometry, counters' shapes
-    assert {"experiments/compiled/_driver.py", "experiments/compiled/knights_kernel.py",
+    assert {"experiments/compiled/_driver.py", "experiments/compiled/knights/kernel.py",
             "experiments/compiled/queens_kernel.py", "experiments/compiled/estimate_kernel.py",
             "experiments/compiled/__init__.py", "experiments/compiled/_cache.py",
-            "experiments/core.py", "experiments/knights.py",
-            "experiments/knights_geometry.py"} <= names
-    assert "experiments/queens.py" not in names          # no kernel imports it
+            "experiments/core.py", "experiments/knights/solve.py",
+            "experiments/knights/board.py"} <= names
+    assert "experiments/queens/solve.py" not in names          # no kernel imports it
     key = cache.cache_key()
     assert key.startswith("kernels-") and len(key) == len("kernels-") + 20
     assert cache.cache_key() == key                       # nothing changed: the same key
@@ -140,7 +140,7 @@ def _ast_imports(path: Path, top: Path) -> set[Path]:
 
 def test_the_sources_cover_every_module_the_kernels_import():
     """The text scan of :func:`kernel_sources` against a full parse of the same modules."""
-    from experiments.compiled import _cache
+    from btlab.experiments.compiled import _cache
 
     sources = set(_cache.kernel_sources())
     top = ROOT / "experiments"
@@ -156,8 +156,8 @@ def test_the_sources_cover_every_module_the_kernels_import():
 
 
 def test_the_version_is_the_one_btlab_reports():
-    from experiments.compiled import _cache
-    from runner.provenance import version
+    from btlab.experiments.compiled import _cache
+    from btlab.store.provenance import version
 
     assert _cache.btlab_version() == version()
 
@@ -166,7 +166,7 @@ def test_an_unusable_root_is_skipped_and_the_folder_is_keyed(tmp_path, monkeypat
     pytest.importorskip("numba")
     import numba
 
-    from experiments.compiled import _cache
+    from btlab.experiments.compiled import _cache
 
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
@@ -191,7 +191,7 @@ def test_the_code_shipped_to_cluster_workers_leaves_the_caches_behind(tmp_path):
     """``py_modules`` ships ``experiments/`` and ``runner/`` to the workers; the driver's
     ``__pycache__`` (bytecode, compiled kernels a copy at another path never reads) stays."""
     packaging = pytest.importorskip("ray._private.runtime_env.packaging")
-    from runner.ray_backend import _code_runtime_env
+    from btlab.execution.ray_backend import _code_runtime_env
 
     root = copy_package(tmp_path / "code") / "experiments"
     (root / "compiled" / "__pycache__" / "kernels-0" / "compiled_0").mkdir(parents=True)
@@ -213,7 +213,7 @@ def test_the_code_shipped_to_cluster_workers_leaves_the_caches_behind(tmp_path):
 
 _PROBE = textwrap.dedent("""\
     import json
-    from experiments.compiled import (CACHE_DIR, knights_kernel, queens_kernel,
+    from btlab.experiments.compiled import (CACHE_DIR, knights_kernel, queens_kernel,
                                       solve_knights_compiled, solve_queens_compiled, warm_up)
     ns = warm_up("knights") + warm_up("queens")
     tour = solve_knights_compiled(5, 5, (0, 0))

@@ -20,9 +20,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from runner import provenance
-from runner.cli import main
-from runner.provenance import build_info_source, git_state, write_build_info
+from btlab.store import provenance
+from btlab.cli.main import main
+from btlab.store.provenance import build_info_source, git_state, write_build_info
 
 ROOT = Path(__file__).resolve().parent.parent
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
@@ -241,9 +241,9 @@ def test_pip_install_from_a_clone_records_its_head(tmp_path):
 def test_rows_run_from_this_tree_carry_its_state_and_compare_ignores_it(tmp_path, capsys):
     import pyarrow.parquet as pq
 
-    from runner.compare import compare_folders
-    from runner.report import write_report
-    from runner.store import part_files
+    from btlab.analysis.folder_diff import compare_folders
+    from btlab.views.report.page import write_report
+    from btlab.store.folder import part_files
 
     config = tmp_path / "tiny.yaml"
     config.write_text(TINY)

@@ -232,12 +232,12 @@ def deferred_cycles() -> dict[tuple[str, str], str]:
 
 
 def test_the_parser_sees_the_packages():
-    assert {"experiments", "experiments.core", "experiments.compiled", "runner",
-            "runner.cli", "runner.problems.knights_tour"} <= set(MODULES)
-    cli = {imp.target for imp in ALL_IMPORTS["runner.run_command"] if not imp.deferred}
-    assert "runner.plugins" in cli   # from . import plugins
-    views = ALL_IMPORTS["runner.problems.knights_tour.views"]
-    assert {"runner.problems.knights_tour", "runner.plots"} <= {imp.target for imp in views}
+    assert {"experiments", "btlab.experiments.core", "btlab.experiments.compiled", "runner",
+            "btlab.cli.main", "btlab.problems.knights_tour"} <= set(MODULES)
+    cli = {imp.target for imp in ALL_IMPORTS["btlab.api.run"] if not imp.deferred}
+    assert "btlab.problems.plugins" in cli   # from . import plugins
+    views = ALL_IMPORTS["btlab.problems.knights_tour.views"]
+    assert {"btlab.problems.knights_tour", "btlab.views.plots"} <= {imp.target for imp in views}
 
 
 def test_no_import_cycle_at_import_time():
@@ -289,8 +289,8 @@ def test_the_cycle_finder_finds_a_cycle():
 
 
 def test_relative_imports_resolve_against_the_package():
-    assert _resolve_base("runner.problems.knights_tour", 3, None) == "runner"
-    assert _resolve_base("runner.problems.knights_tour.views", 1, None) == \
-        "runner.problems.knights_tour"
-    assert _resolve_base("runner.cli", 1, "errors") == "runner.errors"
-    assert _resolve_base("experiments.compiled", 2, "core") == "experiments.core"
+    assert _resolve_base("btlab.problems.knights_tour", 3, None) == "runner"
+    assert _resolve_base("btlab.problems.knights_tour.views", 1, None) == \
+        "btlab.problems.knights_tour"
+    assert _resolve_base("btlab.cli.main", 1, "errors") == "btlab.errors"
+    assert _resolve_base("btlab.experiments.compiled", 2, "core") == "btlab.experiments.core"

@@ -64,7 +64,7 @@ def default_user_cache_dir() -> Path:
 
 
 def btlab_version() -> str:
-    """btlab's version, as :func:`runner.provenance.version` finds it (``pyproject.toml``
+    """btlab's version, as :func:`btlab.store.provenance.version` finds it (``pyproject.toml``
     next to the code, else the installed distribution's, else ``unknown``)."""
     pyproject = _TOP_DIR.parent / "pyproject.toml"
     if pyproject.is_file():
