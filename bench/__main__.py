@@ -116,7 +116,8 @@ def _python_queens(quick: bool, compiled_nodes: int, compiled_seconds: float) ->
     try:
         from btlab.experiments.queens.solve import solve_queens
     except ImportError:
-        return [Row("  pure Python N-Queens", "n/a: btlab.experiments.queens.solve not on this branch")]
+        return [Row("  pure Python N-Queens",
+                    "n/a: btlab.experiments.queens.solve not on this branch")]
     n = 8 if quick else 10
     rows = []
     for strategy in ("recursive", "iterative", "bitmask"):
@@ -191,8 +192,8 @@ def _child(args: list[str], timeout: float = 1800) -> dict:
 
 def bench_runner(quick: bool, workers: int) -> list[Row]:
     from bench._child import sweep_text, trials_of
-    from btlab.experiments.compiled import warm_up
     from btlab.execution.backends import SerialBackend
+    from btlab.experiments.compiled import warm_up
 
     warm_up("knights")
     short_n = 1_000 if quick else 10_000

@@ -1,25 +1,77 @@
-"""btlab's runner: config -> trials -> backend (Ray or serial) -> Parquet -> tables.
+"""btlab: batch experiments on backtracking search (knight's tour, N-Queens), on Ray, into Parquet.
 
-Modules: :mod:`btlab.problems.spec` (what a problem is to the runner) and
-:mod:`btlab.problems` (the problem registry, one package per problem),
-:mod:`btlab.config.model` (YAML, validation; :mod:`btlab.config.yaml_positions` for positions
-and messages; :mod:`btlab.config.overrides` for ``key=value`` on the command line),
-:mod:`btlab.sweep.expand` (:func:`~btlab.sweep.expand.expand`: config ->
-trials), :mod:`btlab.sweep.trial`, :mod:`btlab.problems.plugins` (``"module:attr"``
-plug-ins), :mod:`btlab.execution.backends` (Ray and serial; :mod:`btlab.execution.ray_auth`, Ray's
-token authentication), :mod:`btlab.execution.execute` (one
-trial), :mod:`btlab.execution.split_run` / :mod:`btlab.execution.split_state` /
-:mod:`btlab.store.checkpoints` (split trials), :mod:`btlab.store.folder` (crash-safe
-Parquet writes; :mod:`btlab.store.schema` the row layout, :mod:`btlab.store.read`
-reading parts of a folder or URI), :mod:`btlab.views.headline` and
-:mod:`btlab.views.tables` (headline tables), :mod:`btlab.problems.censoring` (the ``censored``
-rule), :mod:`btlab.analysis.config_order` (rows in config order for every table),
-:mod:`btlab.analysis` (pandas: load, summary, start_grid; with
-:mod:`btlab.analysis.columns` the column roles and repeat folding and
-:mod:`btlab.analysis.pairing` compare), :mod:`btlab.views.plots` (matplotlib figures; with
-:mod:`btlab.views.plots.boards` tours and placements and :mod:`btlab.views.plots.save`
-saving), :mod:`btlab.views.report.page` and :mod:`btlab.views.report.html` (the HTML report),
-:mod:`btlab.cli.main` (the ``btlab`` command; :mod:`btlab.api.run` ``btlab run``;
-:mod:`btlab.views.progress` for progress lines in logs), :mod:`btlab.store.provenance`
-(version, git commit), :mod:`btlab.errors`.
+The library under the ``btlab`` command; every name loads on first use (PEP 562),
+so ``import btlab`` -- and ``import btlab.experiments`` in a Ray worker or a
+kernel -- pulls in nothing of the runner until it is asked for::
+
+    import btlab
+    df = btlab.run("configs/warnsdorff_64_starts.yaml", backend="serial")
+    btlab.analysis.summary(df, by=["heuristic"], metrics=["nodes", "backtracks"])
+
+Public names (``__all__``): :func:`run`, :func:`validate`, :func:`load`,
+:mod:`analysis`, :func:`report`, :func:`compare`, :class:`ProblemSpec`,
+:class:`Strategy`, :class:`Trial`, and the errors :class:`BtlabError`,
+:class:`ConfigError`, :class:`ResultsError`, :class:`BackendError`,
+:class:`TrialError`. The map of the packages below is ``docs/architecture.md``.
+
+Modules:
+
+- ``analysis/``: pandas over result rows: load, summaries, pairing, survival, rates, folder diff.
+- ``api/``: the library under the CLI: ``btlab.run`` and ``btlab.validate``.
+- ``cli/``: the ``btlab`` command line.
+- ``config/``: YAML text to a validated config.
+- ``errors``: every error btlab raises on purpose.
+- ``execution/``: a trial to its row, here or on Ray.
+- ``experiments/``: the searches (installed from the repository's ``experiments/``).
+- ``problems/``: what a problem is to the runner: the spec, the registry, plug-ins.
+- ``renamed``: where the modules of btlab 0.1's ``runner`` and ``experiments`` went.
+- ``store/``: the results folder.
+- ``sweep/``: a config to its trials.
+- ``views/``: terminal tables, progress, plots, the HTML report.
 """
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+if __name__ != "btlab":  # the checkout's runner/ folder, imported under its old name
+    from btlab.renamed import refuse_old_name
+
+    refuse_old_name(sys.modules[__name__])
+else:
+    #: public name -> (module, attribute or None for the module itself)
+    _LAZY: dict[str, tuple[str, str | None]] = {
+        "run": ("btlab.api.run", "run"),
+        "validate": ("btlab.api.run", "validate"),
+        "load": ("btlab.analysis", "load"),
+        "analysis": ("btlab.analysis", None),
+        "report": ("btlab.views.report.page", "report"),
+        "compare": ("btlab.analysis.folder_diff", "compare"),
+        "ProblemSpec": ("btlab.problems.spec", "ProblemSpec"),
+        "Strategy": ("btlab.experiments.registry", "Strategy"),
+        "Trial": ("btlab.sweep.trial", "Trial"),
+        "BtlabError": ("btlab.errors", "BtlabError"),
+        "ConfigError": ("btlab.errors", "ConfigError"),
+        "ResultsError": ("btlab.errors", "ResultsError"),
+        "BackendError": ("btlab.errors", "BackendError"),
+        "TrialError": ("btlab.errors", "TrialError"),
+    }
+
+    __all__ = sorted(_LAZY)
+
+    def __getattr__(name: str) -> Any:
+        """Load a public name on first use (PEP 562)."""
+        try:
+            module, attribute = _LAZY[name]
+        except KeyError:
+            raise AttributeError(f"module 'btlab' has no attribute {name!r}") from None
+        value = importlib.import_module(module)
+        if attribute is not None:
+            value = getattr(value, attribute)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted([*globals(), *_LAZY])

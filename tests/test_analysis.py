@@ -38,13 +38,13 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 from btlab import analysis
-from btlab.views import plots
 from btlab.cli.main import main
 from btlab.config.model import load_config, parse_config
 from btlab.errors import ResultsError
-from btlab.views.report.page import render_report
 from btlab.store.folder import ResultStore
 from btlab.sweep.expand import expand
+from btlab.views import plots
+from btlab.views.report.page import render_report
 
 # start -> (status, nodes, backtracks) per heuristic; None = error
 TABLE = {

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from btlab.config.model import parse_config
+from btlab.errors import ConfigError
 from btlab.experiments.compiled import solve_knights_compiled, solve_queens_compiled
 from btlab.experiments.core import Budget
 from btlab.experiments.knights.solve import solve_knights_tour
 from btlab.experiments.queens.solve import solve_queens
-from btlab.problems.censoring import CENSORED, censored_status
-from btlab.config.model import parse_config
-from btlab.errors import ConfigError
 from btlab.problems import get_problem
+from btlab.problems.censoring import CENSORED, censored_status
 from btlab.store.schema import row_schema
 from btlab.sweep.expand import expand
 from btlab.sweep.trial import Trial, digest

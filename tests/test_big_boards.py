@@ -24,8 +24,6 @@ from rich.table import Table
 from rich.text import Text
 
 from btlab import analysis
-from btlab.views import plots
-from btlab.views.plots.boards import tour_downsampled
 from btlab.config.model import parse_config
 from btlab.problems.knights_tour.views import (
     GRID_MAX_COLS,
@@ -35,6 +33,8 @@ from btlab.problems.knights_tour.views import (
 )
 from btlab.store.folder import ResultStore
 from btlab.sweep.expand import expand
+from btlab.views import plots
+from btlab.views.plots.boards import tour_downsampled
 
 ROOT = Path(__file__).resolve().parents[1]
 GIB = 1024 ** 3

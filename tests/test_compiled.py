@@ -440,8 +440,8 @@ def test_adaptive_batch_size():
 
 
 def test_ray_backend_streams_a_generator_of_trials(ray_session):
-    from btlab.execution.backends import RayBackend
     from btlab.config.model import parse_config
+    from btlab.execution.backends import RayBackend
     from btlab.sweep.expand import iter_trials
 
     config = parse_config(ENGINES.replace("engine: [python, compiled]", "engine: [compiled]")

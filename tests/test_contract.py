@@ -48,16 +48,15 @@ PLUGIN_DIR = Path(__file__).resolve().parent / "plugins"
 if str(PLUGIN_DIR) not in sys.path:   # the toy problem's module, as "grid_path:PROBLEM"
     sys.path.insert(0, str(PLUGIN_DIR))
 
-from btlab.experiments.core import SearchResult, Status
-from btlab.experiments.split.subtrees import solve_split
-from btlab.problems import plugins
 from btlab.cli.main import main
 from btlab.config.model import load_config, parse_config
 from btlab.errors import ConfigError
 from btlab.execution.execute import run_trial
-from btlab.problems import PROBLEMS, get_problem
-from btlab.problems.spec import Oracle, ProblemSpec
 from btlab.execution.split_run import serial_solver
+from btlab.experiments.core import SearchResult, Status
+from btlab.experiments.split.subtrees import solve_split
+from btlab.problems import PROBLEMS, get_problem, plugins
+from btlab.problems.spec import Oracle, ProblemSpec
 from btlab.sweep.expand import count_trials, expand, iter_trials
 from btlab.sweep.trial import Trial
 

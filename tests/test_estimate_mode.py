@@ -8,13 +8,13 @@ import textwrap
 import pandas as pd
 import pytest
 
-from btlab.experiments.estimate import knuth_knights, knuth_queens
+from btlab.analysis.search_keys import one_per_search, search_columns
 from btlab.config.model import parse_config
 from btlab.errors import ConfigError
-from btlab.analysis.search_keys import one_per_search, search_columns
+from btlab.experiments.estimate import knuth_knights, knuth_queens
 from btlab.problems import get_problem
-from btlab.views.report.survival import group_columns as survival_groups
 from btlab.sweep.expand import expand
+from btlab.views.report.survival import group_columns as survival_groups
 from tests.helpers.cli import run_main, write
 
 FAKE = '''

@@ -10,10 +10,10 @@ from fractions import Fraction
 import pandas as pd
 import pytest
 
-from btlab.experiments.estimate import Moments, knuth_knights
-from btlab.experiments.queens.solve import solve_queens
 from btlab.config.model import parse_config
 from btlab.errors import ConfigError
+from btlab.experiments.estimate import Moments, knuth_knights
+from btlab.experiments.queens.solve import solve_queens
 from btlab.problems import get_problem
 from btlab.sweep.expand import expand
 from tests.helpers.cli import run_main, write

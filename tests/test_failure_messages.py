@@ -17,9 +17,9 @@ import pytest
 from test_faults import btlab, write
 
 from btlab.execution.execute import MESSAGE_CHARS, ProcessExitCalled, error_message, run_trial
-from btlab.views.failures import LINE_CHARS, LISTED, LIVE, FailureLog, first_line
 from btlab.execution.interrupts import catching_signals, counting_signals
 from btlab.sweep.trial import Trial
+from btlab.views.failures import LINE_CHARS, LISTED, LIVE, FailureLog, first_line
 
 
 def _trial(n: int = 6) -> Trial:

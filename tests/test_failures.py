@@ -21,10 +21,10 @@ import pytest
 from test_faults import Btlab, btlab, ids_of, write
 
 from btlab.execution.execute import error_message, run_trial
-from btlab.views.failures import LISTED, FailureLog
 from btlab.execution.interrupts import catching_signals, is_interrupt, signals_seen
 from btlab.problems import get_problem
 from btlab.sweep.trial import Trial
+from btlab.views.failures import LISTED, FailureLog
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -25,9 +25,9 @@ import pyarrow.parquet as pq
 import pytest
 from helpers.cli import run_main, write
 
-from btlab.execution.backends import HANG_FACTOR, HANG_GRACE_SECONDS
 from btlab.config.model import load_config
 from btlab.errors import BackendError
+from btlab.execution.backends import HANG_FACTOR, HANG_GRACE_SECONDS
 from btlab.store.folder import ResultStore, part_files, work_dir
 from btlab.sweep.expand import expand
 

@@ -12,11 +12,11 @@ import pytest
 
 from btlab.config.model import parse_config
 from btlab.execution.execute import METRIC_COLUMNS, run_trial
-from btlab.views.headline_rows import BATCH_ROWS, headline_rows
 from btlab.store.folder import ResultStore, load_rows
 from btlab.sweep.expand import expand
-from btlab.views.tables import TRIAL_COLUMNS, one_per_trial
 from btlab.sweep.trial_ids import TrialIds
+from btlab.views.headline_rows import BATCH_ROWS, headline_rows
+from btlab.views.tables import TRIAL_COLUMNS, one_per_trial
 
 ROOT = Path(__file__).resolve().parent.parent
 

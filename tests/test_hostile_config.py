@@ -15,12 +15,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from btlab.experiments.checker import InvalidSolution, check_queens, check_tour
 from btlab.cli.main import main
 from btlab.config.model import MAX_BUDGET_SECONDS, load_config, parse_config
-from btlab.errors import ConfigError
-from btlab.sweep.expand import expand
 from btlab.config.yaml_positions import MAX_CONFIG_BYTES
+from btlab.errors import ConfigError
+from btlab.experiments.checker import InvalidSolution, check_queens, check_tour
+from btlab.sweep.expand import expand
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = "name: t\nproblem: knights_tour\nfixed: {board: [3, 4]}\n"

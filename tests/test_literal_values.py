@@ -20,8 +20,8 @@ from rich.console import Console
 
 from btlab import analysis
 from btlab.cli.main import main
-from btlab.views.report.page import _Collector, rich_table_html
 from btlab.views.headline import print_by_node, print_headline
+from btlab.views.report.page import _Collector, rich_table_html
 
 PLUGIN_DIR = Path(__file__).resolve().parent / "plugins"
 MESSAGE = "[/bold] bad [red]x[/red] rule"

@@ -18,8 +18,8 @@ import pytest
 from btlab.cli.main import main
 from btlab.config.model import parse_config
 from btlab.errors import ConfigError
-from btlab.sweep.matrix import combinations
 from btlab.sweep.expand import EXACT_COUNT_BLOCKS, check_trial_cap, count_trials, expand, plan_size
+from btlab.sweep.matrix import combinations
 
 BASE = "name: t\nproblem: knights_tour\n"
 

@@ -19,11 +19,10 @@ from pathlib import Path
 import pytest
 from matplotlib.figure import Figure
 
-from btlab.views import docs_tables
-from btlab.views.plots import save as figures
-from btlab.views import outfile
 from btlab.cli.main import main
 from btlab.errors import OutputPathError, WriteError
+from btlab.views import docs_tables, outfile
+from btlab.views.plots import save as figures
 
 CONFIG = textwrap.dedent("""\
     name: out-files

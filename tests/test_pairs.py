@@ -12,12 +12,12 @@ import pandas as pd
 import pytest
 
 from btlab import analysis
-from btlab.views import plots
 from btlab.analysis.search_keys import SEED, TREE, one_per_search, search_columns, with_keys
 from btlab.problems import KNIGHTS_TOUR, N_QUEENS
+from btlab.views import plots
+from btlab.views.plots.survival import CENSOR_MARK
 from btlab.views.report.pairs import pairs_section, plan_pairs
 from btlab.views.report.survival import group_columns, survival_section
-from btlab.views.plots.survival import CENSOR_MARK
 
 
 def knights(heuristic: str, results: list[tuple[str, int]], *, budget: int = 1_000,

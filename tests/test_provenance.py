@@ -20,8 +20,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from btlab.store import provenance
 from btlab.cli.main import main
+from btlab.store import provenance
 from btlab.store.provenance import build_info_source, git_state, write_build_info
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -242,8 +242,8 @@ def test_rows_run_from_this_tree_carry_its_state_and_compare_ignores_it(tmp_path
     import pyarrow.parquet as pq
 
     from btlab.analysis.folder_diff import compare_folders
-    from btlab.views.report.page import write_report
     from btlab.store.folder import part_files
+    from btlab.views.report.page import write_report
 
     config = tmp_path / "tiny.yaml"
     config.write_text(TINY)

@@ -14,18 +14,18 @@ from collections import Counter
 import pandas as pd
 import pytest
 
+from btlab.cli.main import main
 from btlab.experiments.checker import check_tour
 from btlab.experiments.compiled import solve_knights_compiled
 from btlab.experiments.core import Status
+from btlab.experiments.knights.ordering import shuffle
 from btlab.experiments.knights.solve import (
     KnightBoard,
     SplitMix64,
     make_orderer,
     solve_knights_tour,
 )
-from btlab.experiments.knights.ordering import shuffle
 from btlab.experiments.split.subtrees import SplitError, plan_split
-from btlab.cli.main import main
 from btlab.problems.knights_tour import seeded, to_columns
 
 RANDOM = dict(heuristic="none", tie_break="random")

@@ -32,8 +32,8 @@ from test_report_shapes import html_tables
 from btlab import analysis
 from btlab.cli.main import main
 from btlab.problems import get_problem
-from btlab.views.report.page import render_report
 from btlab.views.report.cases import SORT_SCRIPT, cases_section, hardest_cases, per_start_section
+from btlab.views.report.page import render_report
 
 KNIGHTS = get_problem("knights_tour")
 QUEENS = get_problem("n_queens")

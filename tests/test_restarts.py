@@ -1,4 +1,4 @@
-"""Restarts (runner/config/restarts.py): the policies, the attempt seeds, exact counters, refusals."""
+"""Restarts (runner/config/restarts.py): the policies, attempt seeds, exact counters, refusals."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import pandas as pd
 import pytest
 
 from btlab.config.model import parse_config
+from btlab.config.restarts import Restarts, attempt_seed, luby, run_restarts
 from btlab.errors import ConfigError
 from btlab.execution.execute import run_trial
 from btlab.problems import get_problem
-from btlab.config.restarts import Restarts, attempt_seed, luby, run_restarts
 from btlab.sweep.expand import expand
 from btlab.sweep.trial import Trial
 from tests.helpers.cli import run_main, write

@@ -8,9 +8,9 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from btlab.experiments.checker import check_tour
 from btlab.cli.main import main
 from btlab.config.model import load_config
+from btlab.experiments.checker import check_tour
 from btlab.store.folder import SCHEMA_VERSION, part_files
 from btlab.sweep.expand import expand
 

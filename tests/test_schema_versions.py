@@ -21,9 +21,9 @@ from helpers.cli import run_main, write
 
 from btlab import analysis
 from btlab.problems.censoring import CENSORED
-from btlab.views.report.page import render_report
-from btlab.store.schema import SCHEMA_VERSION
 from btlab.store.folder import part_files
+from btlab.store.schema import SCHEMA_VERSION
+from btlab.views.report.page import render_report
 
 DATA = Path(__file__).parent / "data" / "v1"
 KNIGHTS, QUEENS = DATA / "knights", DATA / "queens"

@@ -18,6 +18,7 @@ from btlab.experiments.core import Status
 from btlab.experiments.knights.solve import solve_knights_tour
 from btlab.experiments.queens.solve import STRATEGIES as QUEENS_STRATEGIES
 from btlab.experiments.queens.solve import solve_queens
+from btlab.experiments.split.queens import QueensSplitter
 from btlab.experiments.split.subtrees import (
     SPLITTERS,
     Combined,
@@ -31,7 +32,6 @@ from btlab.experiments.split.subtrees import (
     run_task,
     solve_split,
 )
-from btlab.experiments.split.queens import QueensSplitter
 
 
 def same(seq, split):

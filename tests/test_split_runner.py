@@ -18,6 +18,10 @@ import time
 import pandas as pd
 import pytest
 
+from btlab.cli.main import main
+from btlab.config.model import load_config
+from btlab.execution import split_state
+from btlab.execution.split_run import Checkpoints, TrialCheckpoint, serial_solver
 from btlab.experiments.compiled import (
     knights_subtree_compiled,
     queens_subtree_compiled,
@@ -29,10 +33,6 @@ from btlab.experiments.knights.solve import KnightBoard, make_orderer
 from btlab.experiments.knights.solve import search_subtree as knights_subtree
 from btlab.experiments.queens.solve import search_subtree as queens_subtree
 from btlab.experiments.split.subtrees import plan_split, solve_split
-from btlab.execution import split_state
-from btlab.cli.main import main
-from btlab.config.model import load_config
-from btlab.execution.split_run import Checkpoints, TrialCheckpoint, serial_solver
 from btlab.sweep.expand import iter_trials
 
 COUNTERS = ["status", "nodes", "backtracks", "dead_ends", "checks", "solutions", "max_depth"]

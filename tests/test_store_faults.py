@@ -29,9 +29,9 @@ import pyarrow.parquet as pq
 import pytest
 from helpers.cli import run_main, write
 
+from btlab.config.model import load_config
 from btlab.store import lock as store_lock
 from btlab.store import read as store_read
-from btlab.config.model import load_config
 from btlab.store.folder import ResultStore, part_files, work_dir
 from btlab.sweep.expand import expand
 

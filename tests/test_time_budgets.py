@@ -15,11 +15,11 @@ import time
 
 import pytest
 
-from btlab.experiments.knights.solve import STRATEGIES as KNIGHT_STRATEGIES
-from btlab.experiments.queens.solve import STRATEGIES as QUEEN_STRATEGIES
 from btlab.config.model import parse_config
 from btlab.errors import ConfigError
 from btlab.execution.execute import run_trial
+from btlab.experiments.knights.solve import STRATEGIES as KNIGHT_STRATEGIES
+from btlab.experiments.queens.solve import STRATEGIES as QUEEN_STRATEGIES
 from btlab.problems import get_problem
 from btlab.sweep.expand import expand
 

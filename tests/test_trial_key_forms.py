@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from btlab.config.model import parse_config
-from btlab.errors import ConfigError
 from btlab.config.restarts import RestartsModel
+from btlab.errors import ConfigError
 from btlab.sweep.expand import count_trials, expand
 from tests.helpers.cli import run_main, write
 

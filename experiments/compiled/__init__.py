@@ -34,11 +34,10 @@ from btlab.experiments.compiled._cache import configure as _configure_cache
 
 CACHE_DIR = _configure_cache()
 
+from btlab.experiments.compiled import estimate_kernel, queens_kernel  # noqa: E402
+from btlab.experiments.compiled.knights import kernel as knights_kernel  # noqa: E402
 from btlab.experiments.core import Budget, Mode, SearchResult  # noqa: E402
 from btlab.experiments.knights.solve import DEFAULT_MOVE_ORDER  # noqa: E402
-from btlab.experiments.compiled import estimate_kernel
-from btlab.experiments.compiled.knights import kernel as knights_kernel
-from btlab.experiments.compiled import queens_kernel  # noqa: E402
 
 __all__ = ["CACHE_DIR", "KINDS", "knights_subtree_compiled", "queens_subtree_compiled",
            "solve_knights_compiled", "solve_queens_compiled", "warm_up"]

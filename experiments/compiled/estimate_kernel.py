@@ -23,14 +23,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from btlab.experiments.core import SCALE_DOWN, SCALE_DOWN2, SCALE_LIMIT, SCALE_STEP, Budget, Status
-from btlab.experiments.knights.board import DEFAULT_MOVE_ORDER
-from btlab.experiments.compiled.knights import kernel as knights_kernel
 from btlab.experiments.compiled._driver import EXHAUSTED as _EXHAUSTED
 from btlab.experiments.compiled._driver import NODE_LIMIT as _NODE_LIMIT
 from btlab.experiments.compiled._driver import PAUSE_EVERY, drive
 from btlab.experiments.compiled._driver import PAUSED as _PAUSED
+from btlab.experiments.compiled.knights import kernel as knights_kernel
 from btlab.experiments.compiled.queens_kernel import _is_canonical
+from btlab.experiments.core import SCALE_DOWN, SCALE_DOWN2, SCALE_LIMIT, SCALE_STEP, Budget, Status
+from btlab.experiments.knights.board import DEFAULT_MOVE_ORDER
 
 __all__ = ["MAX_N", "run_knights_probes", "run_queens_probes", "warm_up"]
 

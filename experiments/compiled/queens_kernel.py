@@ -36,13 +36,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from btlab.experiments.core import Budget, SearchResult
 from btlab.experiments.compiled._driver import BACKTRACK_LIMIT as _BACKTRACK_LIMIT
 from btlab.experiments.compiled._driver import EXHAUSTED as _EXHAUSTED
 from btlab.experiments.compiled._driver import NODE_LIMIT as _NODE_LIMIT
 from btlab.experiments.compiled._driver import PAUSE_EVERY, drive, pause_mask  # noqa: F401 - PAUSE_EVERY: documented here
 from btlab.experiments.compiled._driver import PAUSED as _PAUSED
 from btlab.experiments.compiled._driver import SOLVED as _SOLVED
+from btlab.experiments.core import Budget, SearchResult
 
 try:  # LLVM cttz and ctlz intrinsics; numba has shipped them for years
     from numba.cpython.unsafe.numbers import leading_zeros as _clz

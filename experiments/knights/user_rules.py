@@ -203,7 +203,7 @@ def _as_pair(item: object) -> tuple[int, int] | None:
 
 
 class PluginOrderer:
-    """An orderer (:data:`btlab.experiments.knights.ordering.Orderer`) that asks a user rule for the order.
+    """An orderer (:data:`~btlab.experiments.knights.ordering.Orderer`) asking a user rule.
 
     At every placement with at least one candidate the rule is called as
     ``rule(board, square, candidates)``: ``board`` the :class:`BoardView`

@@ -82,7 +82,12 @@ from collections.abc import Callable
 
 from btlab.experiments.core import Budget, Mode, SearchResult
 from btlab.experiments.knights.solve import run_deep
-from btlab.experiments.queens.symmetry import DEEP_BOARD, is_canonical
+from btlab.experiments.queens.backtrack import (
+    search_amb,
+    search_iterative,
+    search_recursive,
+    search_subtree,
+)
 from btlab.experiments.queens.bitmask import search_bitmask
 from btlab.experiments.queens.construct import (
     CONSTRUCTIONS,
@@ -91,12 +96,7 @@ from btlab.experiments.queens.construct import (
     solve_construction,
 )
 from btlab.experiments.queens.enumerate import search_brute_force, search_functional
-from btlab.experiments.queens.backtrack import (
-    search_amb,
-    search_iterative,
-    search_recursive,
-    search_subtree,
-)
+from btlab.experiments.queens.symmetry import DEEP_BOARD, is_canonical
 from btlab.experiments.registry import Strategy, strategies
 
 __all__ = ["CONSTRUCTIONS", "DEEP_BOARD", "PRODUCT_SEED", "STRATEGIES", "construct_queens",

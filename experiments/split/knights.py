@@ -1,4 +1,4 @@
-"""The knight's tour :class:`~btlab.experiments.split.base.Splitter` (see :mod:`btlab.experiments.split.subtrees`).
+"""The knight's tour :class:`~btlab.experiments.split.base.Splitter` (see :mod:`.subtrees`).
 
 Depths count placements: the start square is depth 1, so split depths 0 and
 1 both make the whole search one task. Subtree tasks run

@@ -1,4 +1,4 @@
-"""The N-Queens :class:`~btlab.experiments.split.base.Splitter` (see :mod:`btlab.experiments.split.subtrees`).
+"""The N-Queens :class:`~btlab.experiments.split.base.Splitter` (see :mod:`.subtrees`).
 
 Depths count queens: the queen of row 0 is depth 1, the empty board depth 0.
 The split follows the ``recursive`` order and counters, which every strategy

@@ -43,10 +43,6 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from btlab.problems import censoring
-from btlab.problems.censoring import CENSORED, STATUSES, bound_flags, status_order
-from btlab.analysis.config_order import in_config_order
-from btlab.errors import ResultsError
 from btlab.analysis.columns import (
     COUNTERS,
     NOT_PARAMETERS,
@@ -61,13 +57,18 @@ from btlab.analysis.columns import (
     select,
     trial_keys,
 )
+from btlab.analysis.config_order import in_config_order
 from btlab.analysis.pairing import BOUNDS, Comparison, compare, timing_spread
 from btlab.analysis.rates import solved_share
+from btlab.analysis.survival import logrank, quantiles, survival
+from btlab.errors import ResultsError
+from btlab.problems import censoring
+from btlab.problems.censoring import CENSORED, STATUSES, bound_flags, status_order
 from btlab.store.folder import config_of, is_uri, load_rows, part_files
 from btlab.store.read import locate
-from btlab.analysis.survival import logrank, quantiles, survival
 
-# Public names: this module's, and re-exported those of btlab.analysis.columns, btlab.analysis.pairing
+# Public names: this module's, and re-exported those of btlab.analysis.columns,
+# btlab.analysis.pairing
 # and btlab.problems.censoring that ``from btlab import analysis`` users call.
 __all__ = [
     "BOUNDS", "CENSORED", "COUNTERS", "NOT_PARAMETERS", "PARAMETERS", "STATUSES", "TIMINGS",

@@ -22,8 +22,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from btlab.problems import plugins
-from btlab.problems import PROBLEMS, get_problem
+from btlab.problems import PROBLEMS, get_problem, plugins
 
 #: Counters of the metrics contract (``docs/metrics.md``; identical across repeats of a trial).
 COUNTERS = ("nodes", "backtracks", "dead_ends", "checks", "solutions", "max_depth")

@@ -25,7 +25,6 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from btlab.problems.censoring import is_censored
 from btlab.analysis.columns import (
     TIMINGS,
     aggregate_repeats,
@@ -37,6 +36,7 @@ from btlab.analysis.columns import (
     trial_keys,
 )
 from btlab.analysis.search_keys import SEED, most_informative, search_columns, with_keys
+from btlab.problems.censoring import is_censored
 
 #: Values of the bound columns of :func:`compare`.
 BOUNDS = ("exact", ">=", "<=", "unknown")

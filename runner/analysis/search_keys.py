@@ -26,9 +26,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from btlab.problems import plugins
+from btlab.problems import get_problem, plugins
 from btlab.problems.censoring import is_censored
-from btlab.problems import get_problem
 from btlab.problems.spec import ProblemSpec
 
 __all__ = ["SEARCH_KEYS", "SEED", "TREE", "WALK", "most_informative", "one_per_search",

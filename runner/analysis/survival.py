@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from btlab.problems.censoring import CENSORED
 from btlab.analysis.columns import aggregate_repeats, as_list, require_columns, select
+from btlab.problems.censoring import CENSORED
 
 if TYPE_CHECKING:
     from lifelines import KaplanMeierFitter

@@ -26,22 +26,22 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from btlab.problems import plugins
 from btlab.execution.interrupts import catching_signals
+from btlab.problems import plugins
 
 
 def cmd_run(args, console: Console) -> int:
-    from btlab.config.model import load_config
     from btlab.analysis.config_order import in_config_order
+    from btlab.config.model import load_config
     from btlab.execution.execute import ESTIMATE_COLUMNS, METRIC_COLUMNS
+    from btlab.store.folder import ResultStore
+    from btlab.sweep.expand import check_trial_cap, iter_trials
+    from btlab.sweep.trial_ids import TrialIds
     from btlab.views.failures import FailureLog
+    from btlab.views.headline import print_headline
     from btlab.views.headline_rows import headline_rows
     from btlab.views.progress import log_interval
-    from btlab.store.folder import ResultStore
-    from btlab.views.headline import print_headline
-    from btlab.sweep.expand import check_trial_cap, iter_trials
     from btlab.views.tables import TRIAL_COLUMNS
-    from btlab.sweep.trial_ids import TrialIds
 
     # everything that can be wrong with the input is checked before anything is written
     config = load_config(args.config, args.overrides)

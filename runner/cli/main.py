@@ -29,8 +29,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from btlab.errors import BtlabError
 from btlab.api.run import cmd_run
+from btlab.errors import BtlabError
 
 
 def _console(markup: bool = True) -> Console:

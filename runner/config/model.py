@@ -1,4 +1,4 @@
-"""Sweep configs: YAML -> validated :class:`SweepConfig` (trials: :func:`btlab.sweep.expand.expand`).
+"""Sweep configs: YAML -> validated :class:`SweepConfig` (its trials: :mod:`btlab.sweep.expand`).
 
 A config names a problem, the parameters every trial shares (``fixed``), the
 parameters to sweep (``matrix``: the product of every list, GitHub-Actions
@@ -43,13 +43,10 @@ from pydantic import (
     ValidationError,
 )
 
-from btlab.problems import plugins
-from btlab.errors import ConfigError
+from btlab.config.messages import describe, did_you_mean, from_pydantic, param_error
 from btlab.config.overrides import apply_overrides
-from btlab.problems import PROBLEMS, get_problem
 from btlab.config.restarts import RestartsModel
 from btlab.config.seeds import INT64_MAX, INT64_MIN, check_seeds, seed_hint
-from btlab.problems.spec import ProblemSpec
 from btlab.config.trial_keys import (
     MAX_BUDGET_NODES,
     MAX_BUDGET_SECONDS,
@@ -58,8 +55,10 @@ from btlab.config.trial_keys import (
     BudgetModel,
     check_trial_keys,
 )
-from btlab.config.messages import describe, did_you_mean, from_pydantic, param_error
 from btlab.config.yaml_positions import MAX_CONFIG_BYTES, KeyPath, Position, parse_yaml
+from btlab.errors import ConfigError
+from btlab.problems import PROBLEMS, get_problem, plugins
+from btlab.problems.spec import ProblemSpec
 
 __all__ = ["DEFAULT_TRIAL_CAP", "MAX_BUDGET_NODES", "MAX_BUDGET_SECONDS", "BudgetModel",
            "SweepConfig", "SweepModel", "load_config",

@@ -29,9 +29,9 @@ from typing import Any
 
 import yaml
 
-from btlab.errors import ConfigError
 from btlab.config.messages import describe
 from btlab.config.yaml_positions import MAX_DEPTH, KeyPath, load_value
+from btlab.errors import ConfigError
 
 __all__ = ["Override", "apply_overrides", "parse_override"]
 

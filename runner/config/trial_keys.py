@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError
 
+from btlab.config.messages import describe, from_pydantic
 from btlab.config.restarts import Restarts, RestartsModel
 from btlab.config.seeds import SEED
-from btlab.config.messages import describe, from_pydantic
 
 if TYPE_CHECKING:
     from btlab.config.model import SweepConfig

@@ -19,8 +19,8 @@ from typing import Any
 
 import yaml
 
-from btlab.errors import ConfigError
 from btlab.config.messages import describe, did_you_mean, from_pydantic, param_error
+from btlab.errors import ConfigError
 
 __all__ = ["MAX_CONFIG_BYTES", "MAX_DEPTH", "MAX_NODES", "KeyPath", "Position", "describe",
            "did_you_mean", "from_pydantic", "load_value", "param_error", "parse_yaml"]

@@ -27,11 +27,10 @@ import traceback
 from datetime import datetime, timezone
 from typing import Any, Iterable, Iterator, Mapping
 
-from btlab.experiments.core import Status
-
-from btlab.execution.interrupts import counting_signals, is_interrupt, reinstall, signals_seen
-from btlab.problems import get_problem
 from btlab.config.restarts import run_restarts
+from btlab.execution.interrupts import counting_signals, is_interrupt, reinstall, signals_seen
+from btlab.experiments.core import Status
+from btlab.problems import get_problem
 from btlab.sweep.trial import Trial
 
 #: Metric columns every row carries (the metrics contract, ``docs/metrics.md``), in order.

@@ -1,6 +1,6 @@
 """The Ray backend: batches of trials as Ray tasks, rows streamed back as they finish.
 
-Ray is imported only here, inside :class:`RayBackend` (``import runner`` does
+Ray is imported only here, inside :class:`RayBackend` (``import btlab`` does
 not load Ray), and in :mod:`btlab.execution.ray_auth` (Ray's token authentication: the
 embedded Ray leaves no ``~/.ray/auth_token``, a cluster that wants a token gets
 one or a clear refusal). See :class:`RayBackend` for retries, hung trials and
@@ -9,16 +9,24 @@ plug-in modules shipped to the workers.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import importlib.util
 import itertools
 import logging
 import os
+import shutil
 import socket
+import tempfile
 import time
 from collections import deque
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
+import btlab
+import btlab.experiments
+from btlab.errors import BackendError
 from btlab.execution.batching import (
     HANG_FACTOR,
     HANG_GRACE_SECONDS,
@@ -27,7 +35,6 @@ from btlab.execution.batching import (
     batch_size_for,
     hang_limit,
 )
-from btlab.errors import BackendError
 from btlab.execution.execute import METRIC_COLUMNS, run_trial
 from btlab.execution.ray_auth import (
     AUTH_TOKEN,
@@ -186,7 +193,8 @@ class RayBackend:
         self.lost = 0          # trials given up after max_retries worker deaths
         # max_retries=0: the driver retries (see above); Ray would rerun the whole
         # task, finished trials included.
-        #: the runtime_env of every task: plug-in modules (:func:`btlab.problems.plugins.ship_paths`)
+        #: the runtime_env of every task: plug-in modules
+        #: (:func:`btlab.problems.plugins.ship_paths`)
         #: beside what the job already ships, or None when there are none
         self.task_env = _task_runtime_env(ray, py_modules)
         task = ray.remote(num_cpus=1, max_retries=0)(_ray_batch)
@@ -405,17 +413,40 @@ def _check_reachable(address: str) -> None:
 
 
 def _code_runtime_env() -> dict[str, Any]:
-    """Ship btlab's own packages to cluster workers (``py_modules``) unless they have them.
+    """Ship btlab, one package ``btlab``, to cluster workers (``py_modules``).
 
-    ``__pycache__`` stays behind: a worker's copy, at another path, never reads the
-    driver's compiled kernels; it caches its own (:mod:`btlab.experiments.compiled._cache`).
+    Installed from a wheel, ``btlab/`` holds ``btlab/experiments/`` and ships as
+    it is. Run from a checkout (an editable install), the package is the
+    repository's ``runner/`` with ``experiments/`` mapped into it: it ships as a
+    copy laid out as the wheel's (:func:`_package_copy`). ``__pycache__`` stays
+    behind: a worker's copy, at another path, never reads the driver's compiled
+    kernels; it caches its own (:mod:`btlab.experiments.compiled._cache`).
     """
-    import experiments
-    import runner
+    return {"py_modules": [str(_shipped_package())], "excludes": ["__pycache__"]}
 
-    return {"py_modules": [os.path.dirname(btlab.experiments.__file__),
-                           os.path.dirname(btlab.__file__)],
-            "excludes": ["__pycache__"]}
+
+def _shipped_package() -> Path:
+    """The folder named ``btlab`` that holds all of btlab, ``experiments`` inside it."""
+    package = Path(btlab.__file__).resolve().parent
+    searches = Path(btlab.experiments.__file__).resolve().parent
+    if package.name == "btlab" and searches == package / "experiments":
+        return package
+    return _package_copy(package, searches)
+
+
+@functools.lru_cache(maxsize=None)
+def _package_copy(package: Path, searches: Path) -> Path:
+    """A copy of ``package`` as a folder ``btlab`` with ``searches`` as its ``experiments``.
+
+    Made once per process in a temporary folder, removed when the process exits.
+    """
+    root = Path(tempfile.mkdtemp(prefix="btlab-ship-"))
+    atexit.register(shutil.rmtree, root, True)
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc")
+    copy = root / "btlab"
+    shutil.copytree(package, copy, ignore=skip)
+    shutil.copytree(searches, copy / "experiments", ignore=skip)
+    return copy
 
 
 def _task_runtime_env(ray: Any, py_modules: Sequence[str]) -> dict[str, Any] | None:

@@ -50,10 +50,6 @@ import itertools
 import time
 from typing import Any, Optional
 
-from btlab.experiments.core import SearchResult, Status
-from btlab.experiments.split.subtrees import Combined, NeedRerun, combine
-
-from btlab.store.checkpoints import CHECKPOINT_DIR, Checkpoints, TrialCheckpoint, plan_fingerprint
 from btlab.execution.execute import exit_guarded, run_trial
 from btlab.execution.interrupts import counting_signals, is_interrupt, signals_seen
 from btlab.execution.split_state import (
@@ -68,6 +64,9 @@ from btlab.execution.split_state import (
     subtree_task,
     support,
 )
+from btlab.experiments.core import SearchResult, Status
+from btlab.experiments.split.subtrees import Combined, NeedRerun, combine
+from btlab.store.checkpoints import CHECKPOINT_DIR, Checkpoints, TrialCheckpoint, plan_fingerprint
 from btlab.sweep.trial import Trial
 
 #: Tasks in flight per worker.

@@ -22,10 +22,9 @@ from btlab.experiments.split.subtrees import (
     plan_split,
     run_subtree,
 )
-
-from btlab.store.checkpoints import Checkpoints
 from btlab.problems import get_problem
 from btlab.problems.spec import SplitSupport
+from btlab.store.checkpoints import Checkpoints
 from btlab.sweep.trial import Trial
 
 #: ``split: auto`` asks for at least this many subtree tasks per worker.
@@ -210,7 +209,8 @@ def serial_solver(trial: Trial, checkpoints: Optional[Checkpoints] = None,
 
 def subtree_task(problem: str, params: Mapping[str, Any], path, max_nodes: int | None,
                  deadline: float | None) -> SearchResult:
-    """A subtree task as Ray runs it: :func:`btlab.experiments.split.subtrees.run_subtree` until ``deadline``.
+    """A subtree task as Ray runs it: :func:`~btlab.experiments.split.subtrees.run_subtree` until
+    ``deadline``.
 
     ``deadline`` is wall-clock time (``time.time()``, seconds since the epoch)
     or None: the trial's time budget is one deadline, whenever and wherever the

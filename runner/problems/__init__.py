@@ -12,11 +12,10 @@ from __future__ import annotations
 import dataclasses
 
 from btlab.experiments.registry import Registry
-
 from btlab.problems import plugins
-from btlab.problems.spec import ProblemSpec
 from btlab.problems.knights_tour import PROBLEM as KNIGHTS_TOUR
 from btlab.problems.n_queens import PROBLEM as N_QUEENS
+from btlab.problems.spec import ProblemSpec
 
 #: The built-in problems, by name.
 PROBLEMS: Registry[ProblemSpec] = Registry("problem", {p.name: p for p in (KNIGHTS_TOUR,
@@ -38,7 +37,8 @@ def get_problem(name: str) -> ProblemSpec:
         return PROBLEMS.get_or_raise(name)
     spec = plugins.load(name)
     if not isinstance(spec, ProblemSpec):
-        raise plugins.PluginError("a btlab.problems.spec.ProblemSpec", f"{name} = {type(spec).__name__}",
+        raise plugins.PluginError("a btlab.problems.spec.ProblemSpec",
+                                  f"{name} = {type(spec).__name__}",
                                   "point problem at the module's ProblemSpec object")
     return spec if spec.name == name else dataclasses.replace(spec, name=name)
 

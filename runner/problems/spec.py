@@ -25,7 +25,6 @@ from rich.console import Console
 
 from btlab.experiments.core import SearchResult
 from btlab.experiments.registry import Registry, Strategy
-
 from btlab.problems import plugins
 
 

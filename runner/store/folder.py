@@ -35,29 +35,10 @@ from typing import Any, Container
 
 import pyarrow as pa
 
-from btlab.problems.censoring import censored_status
 from btlab.config.model import SweepConfig
 from btlab.errors import ResultsError, StoreWriteError
-from btlab.store.schema import (
-    SCHEMA_VERSION,
-    btlab_version,
-    row_schema,
-    software_provenance,
-    version_family,
-)
+from btlab.problems.censoring import censored_status
 from btlab.store.check import check_not_nested, check_not_newer
-from btlab.store.writes import (
-    TEST_FAULT_ENV,
-    check_writable,
-    inject_fault,
-    move_legacy_checkpoints,
-    remove_remote_temporaries,
-    remove_stale_temporaries,
-    rmdir_quietly,
-    write_failure,
-    write_local,
-    write_remote,
-)
 from btlab.store.lock import LEGACY_LOCK, FolderLock, Lease, lease_key
 from btlab.store.read import (
     PART_PREFIX,
@@ -80,6 +61,25 @@ from btlab.store.read import (
     remote_parts,
     scan_parts,
     work_dir,
+)
+from btlab.store.schema import (
+    SCHEMA_VERSION,
+    btlab_version,
+    row_schema,
+    software_provenance,
+    version_family,
+)
+from btlab.store.writes import (
+    TEST_FAULT_ENV,
+    check_writable,
+    inject_fault,
+    move_legacy_checkpoints,
+    remove_remote_temporaries,
+    remove_stale_temporaries,
+    rmdir_quietly,
+    write_failure,
+    write_local,
+    write_remote,
 )
 
 # Public names: this module's writer and, re-exported, the row layout of btlab.store.schema and

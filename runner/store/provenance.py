@@ -8,7 +8,7 @@ and ``btlab --version`` prints them. Where they come from:
   ``git status --porcelain --untracked-files=no``: modified tracked files make
   the tree dirty, untracked ones do not, as with setuptools-scm).
 * **Installed** (``pip install .`` from a clone, or a wheel built from one):
-  ``setup.py`` writes ``runner/_build_info.py`` into the build (never into the
+  ``setup.py`` writes ``btlab/_build_info.py`` into the build (never into the
   source tree; git-ignored) with the commit and dirty flag of the clone at build
   time, and an sdist carries the file, so a wheel built from the sdist has it too.
 * Otherwise (a copy without ``.git``, no ``git`` command): unknown (null).
@@ -28,6 +28,9 @@ from pathlib import Path
 
 #: The module ``setup.py`` writes into a build: ``COMMIT`` and ``DIRTY``.
 BUILD_INFO_MODULE = "_build_info"
+#: The folder that holds ``runner/`` (this file is ``runner/store/provenance.py``): the
+#: clone's root when btlab runs from a checkout (editable install), else site-packages.
+SOURCE_ROOT = Path(__file__).resolve().parents[2]
 
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
 
@@ -58,7 +61,7 @@ def git_state(root: str | Path) -> tuple[str | None, bool | None]:
 
 
 def build_info_source(commit: str, dirty: bool | None) -> str:
-    """The text of ``runner/_build_info.py`` for ``commit`` and ``dirty``."""
+    """The text of ``btlab/_build_info.py`` for ``commit`` and ``dirty``."""
     return ('"""Written by btlab\'s setup.py at build time (not in git): the commit built."""\n\n'
             f"COMMIT = {commit!r}\nDIRTY = {dirty!r}\n")
 
@@ -82,7 +85,7 @@ def write_build_info(package_dir: str | Path, root: str | Path) -> Path | None:
 
 def _build_info() -> tuple[str | None, bool | None]:
     try:
-        module = importlib.import_module(f"{__package__}.{BUILD_INFO_MODULE}")
+        module = importlib.import_module(f"btlab.{BUILD_INFO_MODULE}")
     except ImportError:
         return None, None
     commit = getattr(module, "COMMIT", None)
@@ -98,7 +101,7 @@ def code_state() -> tuple[str | None, bool | None]:
 
     Asked once per process.
     """
-    commit, dirty = git_state(Path(__file__).resolve().parent.parent)
+    commit, dirty = git_state(SOURCE_ROOT)
     if commit is not None:
         return commit, dirty
     return _build_info()
@@ -106,7 +109,7 @@ def code_state() -> tuple[str | None, bool | None]:
 
 def version() -> str:
     """btlab's version: the installed distribution's, else ``pyproject.toml``'s next to the code."""
-    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    pyproject = SOURCE_ROOT / "pyproject.toml"
     if pyproject.is_file():  # run from a source tree: its own version, not an installed one's
         import tomllib
 

@@ -38,8 +38,8 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from btlab.errors import ResultsError
-from btlab.store.schema import version_family
 from btlab.store.check import check_identity, damaged
+from btlab.store.schema import version_family
 
 #: Name prefix of a part file btlab writes.
 PART_PREFIX = "part-"

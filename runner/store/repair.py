@@ -27,8 +27,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from btlab.store.schema import derived_column
 from btlab.store.read import PartInfo, damaged, iter_batches, scan_parts, union_schema
+from btlab.store.schema import derived_column
 
 if TYPE_CHECKING:
     from btlab.store.folder import ResultStore
@@ -47,7 +47,8 @@ def _read_whole(store: ResultStore, info: PartInfo) -> pa.Table:
 
 def _missing(field: pa.Field, table: pa.Table) -> pa.Array:
     """The values of ``field`` for a part that lacks it: derived from the part's other
-    columns when it is a function of them (:func:`btlab.store.schema.derived_column`), else nulls."""
+    columns when it is a function of them (:func:`~btlab.store.schema.derived_column`), else
+    nulls."""
     derived = derived_column(field.name, table)
     return pa.nulls(len(table), field.type) if derived is None else derived.cast(field.type)
 

@@ -17,8 +17,8 @@ from importlib import metadata
 import pyarrow as pa
 
 from btlab.problems.censoring import censored_status
-from btlab.store.provenance import code_state, version
 from btlab.problems.spec import ProblemSpec
+from btlab.store.provenance import code_state, version
 
 #: Version of the row layout; bumped when columns are added or changed. The history,
 #: column by column, is in ``docs/metrics.md`` ("Schema versions").

@@ -1,4 +1,4 @@
-"""The file operations of :class:`btlab.store.folder.ResultStore`: atomic writes, what a failure says.
+"""The file operations of :class:`~btlab.store.folder.ResultStore`: atomic writes, failures.
 
 :func:`write_local` and :func:`write_remote` write a whole Parquet file under a
 temporary name outside the results folder, flush it to disk and move it into

@@ -17,16 +17,16 @@ from typing import Any, Iterator
 import pyarrow as pa
 from pydantic import ValidationError
 
-from btlab.problems import plugins
 from btlab.config.budgets import check_trial_budget
+from btlab.config.messages import describe
 from btlab.config.model import DEFAULT_TRIAL_CAP, SweepConfig
+from btlab.config.seeds import SEED, seed_count, seed_values, seedless, swept_seeds
+from btlab.config.trial_keys import BUDGET, NEW_KEYS, PROBES, TRIAL_KEYS, resolve, restarts_of
+from btlab.problems import plugins
+from btlab.problems.spec import ParamError
 from btlab.sweep.exclude import exclude_values, same_search
 from btlab.sweep.matrix import Block, ExpansionError, blocks, find
-from btlab.config.seeds import SEED, seed_count, seed_values, seedless, swept_seeds
-from btlab.problems.spec import ParamError
 from btlab.sweep.trial import Trial
-from btlab.config.trial_keys import BUDGET, NEW_KEYS, PROBES, TRIAL_KEYS, resolve, restarts_of
-from btlab.config.messages import describe
 
 __all__ = ["EXACT_COUNT_BLOCKS", "check_blocks", "check_trial_cap", "count_trials", "expand",
            "iter_trials", "plan_size", "product_size"]

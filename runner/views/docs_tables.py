@@ -20,15 +20,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from btlab.experiments.registry import Registry, Strategy
-
 from btlab.errors import BtlabError
-from btlab.views.outfile import atomic_write_text
+from btlab.experiments.registry import Registry, Strategy
 from btlab.problems import PROBLEMS as BUILTIN
+from btlab.views.outfile import atomic_write_text
 
 START = "<!-- strategies:start -->"
 END = "<!-- strategies:end -->"
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 #: (title, registry, what a strategy's ``max_size`` counts) per problem, in README order.
 PROBLEMS: tuple[tuple[str, Registry[Strategy], str], ...] = tuple(

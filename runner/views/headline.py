@@ -14,10 +14,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from btlab.problems import plugins
+from btlab.problems import get_problem, plugins
 from btlab.views.estimate_table import is_estimate, print_estimates
 from btlab.views.failures import first_line
-from btlab.problems import get_problem
 from btlab.views.tables import add_row, fmt_int, generic_headline
 
 

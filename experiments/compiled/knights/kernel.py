@@ -1,4 +1,4 @@
-"""Compiled knight's-tour kernel: the reference search of :mod:`btlab.experiments.knights.solve` in numba.
+"""Compiled knight's-tour kernel: the reference search of :mod:`~btlab.experiments.knights.solve`.
 
 The kernel walks exactly the tree of the pure-Python reference
 (:func:`btlab.experiments.knights.solve._search_iterative`) in the same order and counts
@@ -33,14 +33,6 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
-from btlab.experiments.core import Budget, Mode, SearchResult, Status
-from btlab.experiments.knights.solve import (
-    DEFAULT_MOVE_ORDER,
-    HEURISTICS,
-    TIE_BREAKS,
-    KnightBoard,
-    validate_move_order,
-)
 from btlab.experiments.compiled._driver import BACKTRACK_LIMIT as _BACKTRACK_LIMIT
 from btlab.experiments.compiled._driver import EXHAUSTED as _EXHAUSTED
 from btlab.experiments.compiled._driver import NODE_LIMIT as _NODE_LIMIT
@@ -51,10 +43,7 @@ from btlab.experiments.compiled.knights.fast import run64_plain, run64_warnsdorf
 from btlab.experiments.compiled.knights.random64 import run64_random
 from btlab.experiments.compiled.knights.shuffle64 import mod_small
 from btlab.experiments.compiled.knights.tables import (
-    GEOMETRY_CHUNK_SQUARES,
-    Geometry,
     _geometry,
-    build_geometry,
     geometry,
     mask_tables,
 )
@@ -65,6 +54,14 @@ from btlab.experiments.compiled.knights.wide import (
     unvisited_degrees,
 )
 from btlab.experiments.compiled.knights.widekeyed import runwide_keyed
+from btlab.experiments.core import Budget, Mode, SearchResult, Status
+from btlab.experiments.knights.solve import (
+    DEFAULT_MOVE_ORDER,
+    HEURISTICS,
+    TIE_BREAKS,
+    KnightBoard,
+    validate_move_order,
+)
 
 # Heuristic and tie-break codes passed to the kernel.
 _HEURISTIC_CODE = {"none": 0, "warnsdorff": 1, "static_degree": 2}

@@ -31,7 +31,6 @@ from btlab.experiments.knights.solve import (
     solve_knights_tour,
     validate_move_order,
 )
-
 from btlab.problems import plugins
 from btlab.problems.spec import Comparison, Oracle, ParamError, Params, ProblemSpec
 

@@ -14,6 +14,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from btlab.problems.censoring import CENSORED
+from btlab.problems.knights_tour import PROBLEM
 from btlab.views import plots
 from btlab.views.plots.boards import (
     TOUR_ENDS,
@@ -21,7 +23,6 @@ from btlab.views.plots.boards import (
     TOUR_FULL_MAX_SQUARES,
     tour_downsampled,
 )
-from btlab.problems.censoring import CENSORED
 from btlab.views.report.html import MAX_PLOTS_PER_KIND, figure, figures
 from btlab.views.tables import (
     add_row,
@@ -32,7 +33,6 @@ from btlab.views.tables import (
     one_per_trial,
     status_and_work,
 )
-from btlab.problems.knights_tour import PROBLEM
 
 #: Start grids are printed cell by cell up to this many columns ...
 GRID_MAX_COLS = 16

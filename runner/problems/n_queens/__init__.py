@@ -17,7 +17,6 @@ from pydantic import Field, StrictBool, StrictInt
 from btlab.experiments.checker_fast import check_queens_fast
 from btlab.experiments.core import SearchResult
 from btlab.experiments.queens.solve import CONSTRUCTIONS, STRATEGIES, solve_queens
-
 from btlab.problems.spec import Comparison, Oracle, ParamError, Params, ProblemSpec
 
 #: n is an int32 column; the strategies' caps (max_size) are far smaller.

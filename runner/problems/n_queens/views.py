@@ -11,11 +11,11 @@ from matplotlib.figure import Figure
 from rich.console import Console
 from rich.table import Table
 
-from btlab.views import plots
 from btlab.problems.censoring import CENSORED
+from btlab.problems.n_queens import PROBLEM
+from btlab.views import plots
 from btlab.views.report.html import figure, figures
 from btlab.views.tables import add_row, fmt_int, fmt_ns, literal, one_per_trial, varying
-from btlab.problems.n_queens import PROBLEM
 
 
 def headline(df: pd.DataFrame, console: Console) -> None:

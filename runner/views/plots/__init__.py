@@ -37,8 +37,8 @@ from matplotlib.patches import Patch, Rectangle
 
 from btlab import analysis
 from btlab.views.plots.boards import knight_tour, queens
-from btlab.views.plots.save import DPI, finish, save
 from btlab.views.plots.rates import solved_share_vs_size
+from btlab.views.plots.save import DPI, finish, save
 from btlab.views.plots.survival import cactus, finished_curves, survival_curves
 from btlab.views.plots.trends import (
     _describe,

@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from btlab.views.plots.save import finish, plot_text
 from btlab.analysis.columns import select
 from btlab.analysis.rates import solved_share
+from btlab.views.plots.save import finish, plot_text
 from btlab.views.plots.trends import _describe, size_axis
 
 __all__ = ["solved_share_vs_size"]

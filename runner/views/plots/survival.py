@@ -31,9 +31,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from btlab.views.plots.save import finish, plot_text
 from btlab.analysis.columns import as_list
 from btlab.analysis.survival import survival
+from btlab.views.plots.save import finish, plot_text
 from btlab.views.plots.trends import _scale, label
 
 __all__ = ["CENSOR_MARK", "SLOPE_ONE", "cactus", "finished_curves", "group_label",

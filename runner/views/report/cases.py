@@ -32,10 +32,10 @@ import numpy as np
 import pandas as pd
 
 from btlab.problems.censoring import CENSORED
+from btlab.problems.spec import ProblemSpec
 from btlab.views.report.html import MAX_PLOTS_PER_KIND, figure, figures, skipped
 from btlab.views.report.html import escape as _e
 from btlab.views.report.html import table as _table
-from btlab.problems.spec import ProblemSpec
 from btlab.views.tables import fmt_int, fmt_ns, group_columns, one_per_trial
 
 #: Censored cases are listed one by one up to this many, else the first few and a count.

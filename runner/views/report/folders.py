@@ -18,11 +18,11 @@ import pandas as pd
 import yaml
 
 from btlab import analysis
+from btlab.analysis.counted_rows import select_rows
 from btlab.errors import ResultsError
+from btlab.store.folder import config_of, newest_meta, part_metas
 from btlab.views.report.html import escape as _e
 from btlab.views.report.html import table as _table
-from btlab.analysis.counted_rows import select_rows
-from btlab.store.folder import config_of, newest_meta, part_metas
 
 
 @dataclass

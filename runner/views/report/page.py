@@ -43,22 +43,21 @@ from rich.table import Table
 from rich.text import Text
 
 from btlab import analysis
+from btlab.errors import BtlabError
+from btlab.problems import get_problem, plugins
+from btlab.problems.spec import ProblemSpec
+from btlab.store.folder import btlab_version
 from btlab.views import plots
-from btlab.problems import plugins
+from btlab.views.estimate_table import is_estimate
+from btlab.views.headline import print_headline
+from btlab.views.outfile import atomic_write_text, check_target
 from btlab.views.report import cases as report_cases
 from btlab.views.report import folders as report_folders
-from btlab.errors import BtlabError
-from btlab.views.estimate_table import is_estimate
 from btlab.views.report.html import escape as _e
 from btlab.views.report.html import figure, figures, skipped
 from btlab.views.report.html import table as _table
-from btlab.views.outfile import atomic_write_text, check_target
-from btlab.problems import get_problem
 from btlab.views.report.pairs import pairs_section
 from btlab.views.report.survival import survival_section
-from btlab.problems.spec import ProblemSpec
-from btlab.store.folder import btlab_version
-from btlab.views.headline import print_headline
 
 _CSS = """
 body { font-family: -apple-system, "Segoe UI", "DejaVu Sans", Helvetica, Arial, sans-serif;

@@ -32,15 +32,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from btlab.views import plots
-from btlab.problems.censoring import is_censored
 from btlab.analysis.columns import TIMINGS, format_value, parameter_columns
+from btlab.analysis.pairing import Comparison, compare
+from btlab.analysis.search_keys import TREE, search_columns, with_keys
+from btlab.problems.censoring import is_censored
+from btlab.problems.spec import ProblemSpec
+from btlab.views import plots
 from btlab.views.report.html import MAX_PLOTS_PER_KIND, figure, figures, skipped
 from btlab.views.report.html import escape as _e
 from btlab.views.report.html import table as _table
-from btlab.analysis.search_keys import TREE, search_columns, with_keys
-from btlab.analysis.pairing import Comparison, compare
-from btlab.problems.spec import ProblemSpec
 
 __all__ = ["Pair", "pairs_section", "plan_pairs", "sentence"]
 

@@ -26,15 +26,15 @@ from typing import Any
 
 import pandas as pd
 
-from btlab.problems.censoring import CENSORED
 from btlab.analysis.columns import TIMINGS, aggregate_repeats, format_value
+from btlab.analysis.search_keys import SEARCH_KEYS, TREE, one_per_search, search_columns, with_keys
+from btlab.analysis.survival import logrank, quantiles
+from btlab.problems.censoring import CENSORED
+from btlab.problems.spec import ProblemSpec
+from btlab.views.plots.survival import cactus, group_label, survival_curves
 from btlab.views.report.html import escape as _e
 from btlab.views.report.html import figure, figures, skipped
 from btlab.views.report.html import table as _table
-from btlab.analysis.search_keys import SEARCH_KEYS, TREE, one_per_search, search_columns, with_keys
-from btlab.problems.spec import ProblemSpec
-from btlab.analysis.survival import logrank, quantiles
-from btlab.views.plots.survival import cactus, group_label, survival_curves
 
 __all__ = ["group_columns", "survival_section"]
 
