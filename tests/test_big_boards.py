@@ -47,7 +47,7 @@ def btlab(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedPr
     """``python -m btlab ARGS`` in a subprocess, output captured (not a terminal)."""
     env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(cwd),
            "COLUMNS": "120"}
-    return subprocess.run([sys.executable, "-m", "runner", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "btlab", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 

@@ -58,7 +58,7 @@ def head_turns_token_auth_on() -> bool:
 
 
 def btlab(*args, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "runner", *map(str, args)], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "btlab", *map(str, args)], capture_output=True,
                           text=True, env=env, timeout=600, cwd=ROOT)
 
 

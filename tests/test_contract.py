@@ -649,7 +649,7 @@ def test_doc_plugin_heuristic_on_ray_all_64_starts(tmp_path, monkeypatch, capsys
 
 def _btlab(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_ADDRESS": ""}
-    return subprocess.run([PYTHON, "-m", "runner", *args], cwd=cwd, env=env, text=True,
+    return subprocess.run([PYTHON, "-m", "btlab", *args], cwd=cwd, env=env, text=True,
                           capture_output=True, timeout=300, check=False)
 
 
@@ -777,7 +777,7 @@ def test_doc_strategy_is_one_function_and_one_entry(tmp_path):
     knights.write_text(text[:-1] + blocks["strategy-entry"] + ")\n")
     env = {**os.environ, "PYTHONPATH": str(copy), "RAY_ADDRESS": ""}
     command = blocks["strategy-readme"].strip()
-    assert command == "PYTHONPATH=. python -m btlab.views.docs_tables --write"
+    assert command == "python -m btlab.views.docs_tables --write"
     regen = subprocess.run([PYTHON, "-m", "btlab.views.docs_tables", "--write"], cwd=copy, env=env,
                            text=True, capture_output=True, timeout=120, check=False)
     assert regen.returncode == 0, regen.stderr
@@ -793,7 +793,7 @@ def test_doc_strategy_is_one_function_and_one_entry(tmp_path):
           start: [[0, 0], [1, 2]]
         budget: {nodes: 3000}
     """))
-    run = subprocess.run([PYTHON, "-m", "runner", "run", "it.yaml", "--backend", "serial",
+    run = subprocess.run([PYTHON, "-m", "btlab", "run", "it.yaml", "--backend", "serial",
                           "--quiet"], cwd=tmp_path, env=env, text=True, capture_output=True,
                          timeout=300, check=False)
     assert run.returncode == 0, run.stderr
@@ -806,7 +806,7 @@ def test_doc_strategy_is_one_function_and_one_entry(tmp_path):
     # a board over its cap is refused (derived from max_size)
     (tmp_path / "big.yaml").write_text("name: big\nproblem: knights_tour\n"
                                        "fixed: {board: [2001, 2000], strategy: iterators}\n")
-    big = subprocess.run([PYTHON, "-m", "runner", "validate", "big.yaml"], cwd=tmp_path,
+    big = subprocess.run([PYTHON, "-m", "btlab", "validate", "big.yaml"], cwd=tmp_path,
                          env=env, text=True, capture_output=True, timeout=300, check=False)
     assert big.returncode == 2
     assert "at most 4,000,000 squares for strategy 'iterators'" in big.stderr

@@ -8,7 +8,7 @@ from btlab.experiments.knights import solve as knights
 from btlab.experiments.queens import solve as queens
 from btlab.views import docs_tables
 
-FIX = "PYTHONPATH=. python -m btlab.views.docs_tables --write"
+FIX = "python -m btlab.views.docs_tables --write"
 
 
 def test_readme_strategy_tables_are_current():

@@ -218,7 +218,7 @@ def test_memory_error_under_ulimit_is_an_error_row_and_the_sweep_goes_on(tmp_pat
         matrix: {n: [8, 13, 15, 9]}
     """)
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "runner", "run", cfg, "--out", out,
+    proc = subprocess.run([sys.executable, "-m", "btlab", "run", cfg, "--out", out,
                            "--backend", "serial", "--quiet"], cwd=ROOT, capture_output=True,
                           text=True, timeout=900, preexec_fn=_limited(3_000_000))
     assert proc.returncode == 1, proc.stdout + proc.stderr

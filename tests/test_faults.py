@@ -52,7 +52,7 @@ class Btlab:
         self._out = tempfile.TemporaryFile("w+")
         self._err = tempfile.TemporaryFile("w+")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "runner", *map(str, args)],
+            [sys.executable, "-m", "btlab", *map(str, args)],
             env={**os.environ, "RAY_ADDRESS": "", "PYTHONFAULTHANDLER": "1", **(env or {})},
             cwd=cwd, stdout=self._out, stderr=self._err, start_new_session=True)
         self.pid = self.proc.pid

@@ -324,7 +324,7 @@ def test_cluster_workers_sharing_a_cache_folder_follow_an_edited_dependency(tmp_
         rows = []
         for config in ("tour", "count"):
             out = tmp_path / f"{config}-{tag}"
-            cmd = [sys.executable, "-m", "runner", "run", tmp_path / f"{config}.yaml",
+            cmd = [sys.executable, "-m", "btlab", "run", tmp_path / f"{config}.yaml",
                    "--address", address, "--out", out, "--quiet"]
             done = subprocess.run(cmd, env=driver_env, cwd=root, capture_output=True,
                                   text=True, timeout=600)

@@ -111,7 +111,7 @@ def test_a_run_logged_to_a_file_shows_progress_while_it_runs(tmp_path):
                 # a fault in one trial: the lines count it
                 "BTLAB_TEST_FAULT": "raise:" + _trial_id(config, [1, 3])})
     with open(log, "w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "runner", "run", str(config),
+        proc = subprocess.Popen([sys.executable, "-m", "btlab", "run", str(config),
                                  "--backend", "serial", "--out", str(tmp_path / "out")],
                                 stdout=out, stderr=subprocess.STDOUT, env=env, cwd=tmp_path)
     try:

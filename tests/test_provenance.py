@@ -80,7 +80,7 @@ def test_version_prints_the_version_and_the_commit(capsys):
 
 
 def test_version_exits_0_as_a_command():
-    proc = subprocess.run([sys.executable, "-m", "runner", "--version"], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "btlab", "--version"], capture_output=True,
                           text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(f"btlab {VERSION} (git ")
@@ -141,14 +141,14 @@ def test_build_py_and_sdist_record_the_commit_and_the_installed_code_reads_it(tm
     # the built code, run with no .git next to it, reads the record: rows and --version
     (tmp_path / "tiny.yaml").write_text(TINY)
     env = {**clean_env(), "PYTHONPATH": str(lib)}
-    run = subprocess.run([sys.executable, "-m", "runner", "run", "tiny.yaml", "--backend",
+    run = subprocess.run([sys.executable, "-m", "btlab", "run", "tiny.yaml", "--backend",
                           "serial", "--out", "out", "--quiet"], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     df = pd.read_parquet(tmp_path / "out")
     assert list(df["git_commit"]) == [head, head]
     assert list(df["git_dirty"]) == [False, False]
-    version = subprocess.run([sys.executable, "-m", "runner", "--version"], cwd=tmp_path,
+    version = subprocess.run([sys.executable, "-m", "btlab", "--version"], cwd=tmp_path,
                              env=env, capture_output=True, text=True, timeout=60)
     # a bare build folder has no pyproject.toml: the version is the installed distribution's
     # (this interpreter's, if btlab is installed in it), else unknown

@@ -52,7 +52,7 @@ OTHER = SWEEP.replace("name: s", "name: other").replace("board: 5", "board: 6")
 
 def btlab(*args, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
     """``python -m btlab ARGS`` as a real process (serial backend runs need no Ray)."""
-    return subprocess.run([sys.executable, "-m", "runner", *map(str, args)], cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "btlab", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PYTHONPATH": str(ROOT), "RAY_ADDRESS": "",
                                **(env or {})})
@@ -280,7 +280,7 @@ def test_runs_into_one_file_uri_from_two_working_directories_exclude_each_other(
     for d in ("a", "b"):
         (tmp_path / d).mkdir()
     procs = [subprocess.Popen(
-        [sys.executable, "-m", "runner", "run", str(cfg), "--out", uri, "--backend", "serial",
+        [sys.executable, "-m", "btlab", "run", str(cfg), "--out", uri, "--backend", "serial",
          "--quiet"], cwd=tmp_path / d, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, env={**os.environ, "PYTHONPATH": str(ROOT), "RAY_ADDRESS": ""})
         for d in ("a", "b")]
