@@ -48,6 +48,8 @@ PLUGIN_DIR = Path(__file__).resolve().parent / "plugins"
 if str(PLUGIN_DIR) not in sys.path:   # the toy problem's module, as "grid_path:PROBLEM"
     sys.path.insert(0, str(PLUGIN_DIR))
 
+from helpers.site import btlab_site, site_env
+
 from btlab.cli.main import main
 from btlab.config.model import load_config, parse_config
 from btlab.errors import ConfigError
@@ -768,14 +770,14 @@ def test_doc_strategy_is_one_function_and_one_entry(tmp_path):
                         ignore=shutil.ignore_patterns("results", ".pytest_cache"))
     for name in ("README.md", "pyproject.toml"):
         shutil.copy2(ROOT / name, copy / name)
-    knights = copy / "experiments" / "knights.py"
+    knights = copy / "experiments" / "knights" / "solve.py"
     text = knights.read_text()
     marker = "#: The knight's-tour strategies."
     assert text.count(marker) == 1
     text = text.replace(marker, blocks["strategy-function"] + "\n\n" + marker).rstrip()
     assert text.endswith("),\n)")   # the registry closes the module
     knights.write_text(text[:-1] + blocks["strategy-entry"] + ")\n")
-    env = {**os.environ, "PYTHONPATH": str(copy), "RAY_ADDRESS": ""}
+    env = site_env(btlab_site(copy, tmp_path / "site"))
     command = blocks["strategy-readme"].strip()
     assert command == "python -m btlab.views.docs_tables --write"
     regen = subprocess.run([PYTHON, "-m", "btlab.views.docs_tables", "--write"], cwd=copy, env=env,

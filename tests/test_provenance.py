@@ -130,13 +130,14 @@ def test_build_py_and_sdist_record_the_commit_and_the_installed_code_reads_it(tm
         subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(lib)],
                        cwd=where, env=clean_env(), check=True, capture_output=True, timeout=120)
         namespace: dict = {}
-        exec((lib / "runner" / "_build_info.py").read_text(), namespace)
+        exec((lib / "btlab" / "_build_info.py").read_text(), namespace)
         return {"commit": namespace["COMMIT"], "dirty": namespace["DIRTY"]}
 
     lib = tmp_path / "lib"
     assert build(src, lib) == {"commit": head, "dirty": False}
     assert not (src / "runner" / "_build_info.py").exists()  # never written into the source
-    assert (lib / "runner" / "problems" / "knights_tour" / "__init__.py").is_file()
+    assert (lib / "btlab" / "problems" / "knights_tour" / "__init__.py").is_file()
+    assert (lib / "btlab" / "experiments" / "knights" / "solve.py").is_file()
 
     # the built code, run with no .git next to it, reads the record: rows and --version
     (tmp_path / "tiny.yaml").write_text(TINY)

@@ -27,7 +27,8 @@ from btlab.views.outfile import atomic_write_text
 
 START = "<!-- strategies:start -->"
 END = "<!-- strategies:end -->"
-README = Path(__file__).resolve().parents[2] / "README.md"
+#: The README the tables go into: the one in the folder it is run from (a checkout's root).
+README = Path("README.md")
 
 #: (title, registry, what a strategy's ``max_size`` counts) per problem, in README order.
 PROBLEMS: tuple[tuple[str, Registry[Strategy], str], ...] = tuple(
