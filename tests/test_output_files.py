@@ -1,6 +1,6 @@
 """Files btlab writes outside a results folder: only regular files, whole or not at all.
 
-``btlab report -o P``, :func:`btlab.views.plots.save.save` and ``python -m
+``btlab report -o P``, :func:`btlab.views.plots.figure_files.save` and ``python -m
 btlab.views.docs_tables --write`` all write through :mod:`btlab.views.outfile`: a FIFO,
 a device, a socket, a directory or a symbolic link at P is refused (exit 2,
 nothing written), a full disk or an I/O error gives exit 3, and no temporary
@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 from btlab.cli.main import main
 from btlab.errors import OutputPathError, WriteError
 from btlab.views import docs_tables, outfile
-from btlab.views.plots import save as figures
+from btlab.views.plots import figure_files as figures
 
 CONFIG = textwrap.dedent("""\
     name: out-files

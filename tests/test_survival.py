@@ -1,4 +1,4 @@
-"""Survival analysis of search cost (btlab.analysis.survival, re-exported by btlab.analysis)."""
+"""Survival analysis of search cost (btlab.analysis.kaplan_meier, re-exported by btlab.analysis)."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ Modules. This one loads results (:func:`load`, with dtypes), summarises them
 (:func:`start_grid`). The paired comparison (:func:`compare`,
 :class:`Comparison`, :func:`timing_spread`) lives in :mod:`btlab.analysis.pairing`,
 the column roles, repeat folding, row selection and value formatting in
-:mod:`btlab.analysis.columns`, the survival analysis in :mod:`btlab.analysis.survival` and the
+:mod:`btlab.analysis.columns`, the survival analysis in :mod:`btlab.analysis.kaplan_meier` and the
 share of trials solved (:func:`solved_share`) in :mod:`btlab.analysis.rates`; their
 public names are re-exported here, so
 ``analysis.compare(...)`` and ``analysis.aggregate_repeats(...)`` keep working.
@@ -58,9 +58,9 @@ from btlab.analysis.columns import (
     trial_keys,
 )
 from btlab.analysis.config_order import in_config_order
+from btlab.analysis.kaplan_meier import logrank, quantiles, survival
 from btlab.analysis.pairing import BOUNDS, Comparison, compare, timing_spread
 from btlab.analysis.rates import solved_share
-from btlab.analysis.survival import logrank, quantiles, survival
 from btlab.errors import ResultsError
 from btlab.problems import censoring
 from btlab.problems.censoring import CENSORED, STATUSES, bound_flags, status_order

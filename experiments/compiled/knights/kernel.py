@@ -42,8 +42,11 @@ from btlab.experiments.compiled._driver import SOLVED as _SOLVED
 from btlab.experiments.compiled.knights.fast import run64_plain, run64_warnsdorff
 from btlab.experiments.compiled.knights.random64 import run64_random
 from btlab.experiments.compiled.knights.shuffle64 import mod_small
-from btlab.experiments.compiled.knights.tables import (
+from btlab.experiments.compiled.knights.tables import (  # noqa: F401 - re-exported
+    GEOMETRY_CHUNK_SQUARES,
+    Geometry,
     _geometry,
+    build_geometry,
     geometry,
     mask_tables,
 )

@@ -14,7 +14,7 @@ The heatmaps are drawn here; the plots against size and work
 (:func:`metric_vs_size`, :func:`time_vs_nodes`, with :func:`label` and
 :func:`size_axis`) live in :mod:`btlab.views.plots.trends`, the board drawings
 (:func:`knight_tour`, :func:`queens`) in :mod:`btlab.views.plots.boards` and saving
-(:data:`DPI`, :func:`save`) in :mod:`btlab.views.plots.save`, the survival curves and
+(:data:`DPI`, :func:`save`) in :mod:`btlab.views.plots.figure_files`, the survival curves and
 cactus plots of search cost (:func:`survival_curves`, :func:`finished_curves`,
 :func:`cactus`) in
 :mod:`btlab.views.plots.survival`, the share of trials solved against size
@@ -37,8 +37,8 @@ from matplotlib.patches import Patch, Rectangle
 
 from btlab import analysis
 from btlab.views.plots.boards import knight_tour, queens
+from btlab.views.plots.figure_files import DPI, finish, save
 from btlab.views.plots.rates import solved_share_vs_size
-from btlab.views.plots.save import DPI, finish, save
 from btlab.views.plots.survival import cactus, finished_curves, survival_curves
 from btlab.views.plots.trends import (
     _describe,
@@ -50,7 +50,7 @@ from btlab.views.plots.trends import (
 )
 
 # Public names: this module's plots and, re-exported, the board drawings of
-# btlab.views.plots.boards and the saving of btlab.views.plots.save.
+# btlab.views.plots.boards and the saving of btlab.views.plots.figure_files.
 __all__ = [
     "ANNOTATE_MAX", "DPI", "HEATMAP_MAX_SIDE", "cactus", "finished_curves", "heatmap",
     "heatmap_block",

@@ -3,7 +3,7 @@
 Like every figure of :mod:`btlab.views.plots` (which re-exports :func:`knight_tour`
 and :func:`queens`, so ``plots.knight_tour(row)`` keeps working), each
 function returns a :class:`matplotlib.figure.Figure` and, given ``path``,
-saves it there (:func:`btlab.views.plots.save.save`). Squares are drawn as on a
+saves it there (:func:`btlab.views.plots.figure_files.save`). Squares are drawn as on a
 chessboard, row 0 at the top.
 """
 
@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Circle
 
-from btlab.views.plots.save import finish, plot_text
+from btlab.views.plots.figure_files import finish, plot_text
 
 _LIGHT, _DARK = "#f0d9b5", "#b58863"  # the usual light and dark squares of a chessboard
 

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 
 from btlab.analysis.columns import select
 from btlab.analysis.rates import solved_share
-from btlab.views.plots.save import finish, plot_text
+from btlab.views.plots.figure_files import finish, plot_text
 from btlab.views.plots.trends import _describe, size_axis
 
 __all__ = ["solved_share_vs_size"]

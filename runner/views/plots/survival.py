@@ -1,7 +1,7 @@
 """Plots of the distribution of search cost with censoring: survival curves and cactus plots.
 
 - :func:`survival_curves`: the Kaplan-Meier estimate of P(cost > x) per group
-  (:func:`btlab.analysis.survival.survival`) on log-log axes -- the standard view of
+  (:func:`btlab.analysis.kaplan_meier.survival`) on log-log axes -- the standard view of
   heavy tails in backtracking search cost (Gomes, Selman, Crato & Kautz,
   "Heavy-tailed phenomena in satisfiability and constraint satisfaction
   problems", J. Automated Reasoning 24, 2000) -- with the confidence band and
@@ -18,7 +18,7 @@
   solved against time (Hoos & Stutzle, *Stochastic Local Search*, 2004, ch. 4).
 
 Both take the rows :func:`btlab.analysis.load` returns and count trials the
-way :func:`btlab.analysis.survival.survival` does (repeats folded; the event is a
+way :func:`btlab.analysis.kaplan_meier.survival` does (repeats folded; the event is a
 finished search; errors and first-mode ``exhausted`` trials left out). Both
 are re-exported by :mod:`btlab.views.plots`.
 """
@@ -32,8 +32,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from btlab.analysis.columns import as_list
-from btlab.analysis.survival import survival
-from btlab.views.plots.save import finish, plot_text
+from btlab.analysis.kaplan_meier import survival
+from btlab.views.plots.figure_files import finish, plot_text
 from btlab.views.plots.trends import _scale, label
 
 __all__ = ["CENSOR_MARK", "SLOPE_ONE", "cactus", "finished_curves", "group_label",
@@ -92,7 +92,7 @@ def survival_curves(df: pd.DataFrame, by: Sequence[str] | str | None = None,
         long is a long flat line.
 
     Raises:
-        ValueError: as :func:`btlab.analysis.survival.survival`.
+        ValueError: as :func:`btlab.analysis.kaplan_meier.survival`.
     """
     by = as_list(by)
     curves, left = _curves(df, by, metric, alpha)
@@ -164,7 +164,7 @@ def finished_curves(df: pd.DataFrame, by: Sequence[str] | str | None = None,
         legend entry (``0 of n finished``).
 
     Raises:
-        ValueError: as :func:`btlab.analysis.survival.survival`.
+        ValueError: as :func:`btlab.analysis.kaplan_meier.survival`.
     """
     by = as_list(by)
     curves, _ = _curves(df, by, metric, alpha)
@@ -222,7 +222,7 @@ def cactus(df: pd.DataFrame, by: Sequence[str] | str | None = None, metric: str 
         that stays below the group's size ends where its budget stopped the rest.
 
     Raises:
-        ValueError: as :func:`btlab.analysis.survival.survival`.
+        ValueError: as :func:`btlab.analysis.kaplan_meier.survival`.
     """
     by = as_list(by)
     curves, left = _curves(df, by, metric, 0.05)

@@ -19,7 +19,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from btlab import analysis
-from btlab.views.plots.save import finish, plot_text
+from btlab.views.plots.figure_files import finish, plot_text
 
 _LABELS = {
     "nodes": "nodes (placements)", "backtracks": "backtracks", "dead_ends": "dead ends",

@@ -8,7 +8,7 @@ ch. 4; heavy tails, Gomes, Selman, Crato & Kautz, J. Automated Reasoning
 trials ticked, a cactus plot (trials finished against budget), a table of
 quantiles ("not reached" where censoring hides one) and the log-rank test of
 every pair of groups that differ in one treatment. All numbers come from
-:mod:`btlab.analysis.survival` (lifelines), the plots from :mod:`btlab.views.plots.survival`.
+:mod:`btlab.analysis.kaplan_meier` (lifelines), the plots from :mod:`btlab.views.plots.survival`.
 
 Groups are the varying columns of the problem's comparisons that change the
 search (knight's tour: ``heuristic``, ...; N-Queens: the tree a ``strategy``
@@ -27,8 +27,8 @@ from typing import Any
 import pandas as pd
 
 from btlab.analysis.columns import TIMINGS, aggregate_repeats, format_value
+from btlab.analysis.kaplan_meier import logrank, quantiles
 from btlab.analysis.search_keys import SEARCH_KEYS, TREE, one_per_search, search_columns, with_keys
-from btlab.analysis.survival import logrank, quantiles
 from btlab.problems.censoring import CENSORED
 from btlab.problems.spec import ProblemSpec
 from btlab.views.plots.survival import cactus, group_label, survival_curves
