@@ -10,7 +10,7 @@ gets an error naming the new one:
 * in a checkout's root, where the folders ``runner/`` and ``experiments/`` are on
   ``sys.path`` under their own names, their ``__init__.py`` calls :func:`refuse_old_name`:
   no module of the folder is ever imported a second time under the old name, and
-  ``import runner.spec`` raises :class:`ModuleNotFoundError` naming ``btlab.problems.spec``.
+  ``import runner.spec`` raises :class:`ImportError` naming ``btlab.problems.spec``.
 
 The map of the new rooms is ``docs/architecture.md``.
 """
@@ -165,7 +165,9 @@ class _OldNames(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
         if fullname.startswith(self.top + "."):
-            raise ModuleNotFoundError(message(fullname), name=fullname)
+            # ImportError, not ModuleNotFoundError: ``from runner import x`` would turn
+            # the latter into a bare "cannot import name 'x'"
+            raise ImportError(message(fullname), name=fullname)
         return None
 
 
@@ -173,7 +175,7 @@ def refuse_old_name(module: Any) -> None:
     """Make ``module`` (a checkout folder imported as ``runner`` or ``experiments``) a stub.
 
     Its ``__path__`` empties, so none of the folder's modules load under the old
-    name; importing a submodule raises :class:`ModuleNotFoundError` naming its new
+    name; importing a submodule raises :class:`ImportError` naming its new
     name, and an attribute of the stub raises :class:`AttributeError` likewise.
     """
     top = module.__name__

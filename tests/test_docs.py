@@ -108,6 +108,13 @@ def all_blocks() -> list[Block]:
 
 #: (file, start of the block's first line) -> (kind, what is done and why, the tests).
 BLOCKS: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
+    # ---- docs/architecture.md
+    ("docs/architecture.md", "renamed"): (
+        VALIDATED, "the layer order: every line a room of btlab, every room named once; "
+        "tests/test_structure.py holds the imports to it", ("test_architecture_layers",)),
+    ("docs/architecture.md", "pip install -q --no-deps --target build/typecheck"): (
+        SLOW, "run in a copy of the repository with this interpreter's pip and mypy",
+        ("test_architecture_typecheck_slow",)),
     # ---- README.md
     ("README.md", "python3.11 -m venv .venv && .venv/bin/pip install -q . &&"): (
         FAST, "install steps parsed (pyproject has the btlab script); the run: a copy with a "
@@ -924,7 +931,7 @@ STUDIES = {"heavy_tails_8x8.yaml": ("heavy-tails-8x8", 2_000),
 STUDY_PY = _analysis_python("test_studies_fast")
 #: What section 1 imports, which sections 4 and 5 use.
 STUDY_PRELUDE = Block("docs/analysis.md", 0, "python",
-                      "import pandas as pd\nfrom runner import analysis, plots\n\n"
+                      "import pandas as pd\nfrom btlab import analysis\nfrom btlab.views import plots\n\n"
                       "pd.set_option(\"display.width\", 120)\n")
 #: Environment variables naming real results folders of the two study configs: with both
 #: set, test_studies_slow reads them instead of running the configs (10 minutes).
@@ -1143,3 +1150,27 @@ def test_cluster_compare(tmp_path, ray_session, capsys):
         assert int(n_got) == len(cols_got.split(", ")), got
         got, want = col_list.sub("", got), col_list.sub("", want)
     assert got == want, out
+
+
+def test_architecture_layers():
+    """docs/architecture.md's ``layers`` block names each room of btlab once, nothing else."""
+    (layers,) = [b for b in extract("docs/architecture.md") if b.lang == "layers"]
+    names = layers.text.split()
+    rooms = {p.stem if p.suffix == ".py" else p.name for p in (ROOT / "runner").iterdir()
+             if not p.name.startswith("__") and (p.suffix == ".py" or (p / "__init__.py").exists())}
+    assert len(names) == len(set(names))
+    assert set(names) == rooms | {"experiments"}
+
+
+@pytest.mark.slow
+def test_architecture_typecheck_slow(tmp_path):
+    (b,) = [b for b in extract("docs/architecture.md")
+            if b.first.startswith("pip install -q --no-deps --target build/typecheck")]
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT, repo, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "results", "__pycache__", "build", "*.egg-info", ".mypy_cache"))
+    env = {**os.environ, "PATH": f"{Path(PYTHON).parent}{os.pathsep}{os.environ['PATH']}"}
+    r = subprocess.run(["bash", "-c", b.text], cwd=repo, env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "Success: no issues found" in r.stdout

@@ -98,10 +98,10 @@ def test_a_new_import_in_a_kernel_module_joins_the_key(tmp_path):
     kernel = root / "experiments" / "compiled" / "queens_kernel.py"
     kernel.write_text(kernel.read_text() + textwrap.dedent("""
         def _later():
-            from .. import (
-                queens,  # a deferred import, in parentheses
+            from ..queens import (
+                solve,  # a deferred import, in parentheses
             )
-            return queens
+            return solve
         """))
     assert queens in cache.kernel_sources()
     before = cache.cache_key()

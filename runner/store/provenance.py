@@ -85,7 +85,7 @@ def write_build_info(package_dir: str | Path, root: str | Path) -> Path | None:
 
 def _build_info() -> tuple[str | None, bool | None]:
     try:
-        module = importlib.import_module(f"btlab.{BUILD_INFO_MODULE}")
+        module = importlib.import_module(f"{__package__.partition('.')[0]}.{BUILD_INFO_MODULE}")
     except ImportError:
         return None, None
     commit = getattr(module, "COMMIT", None)
