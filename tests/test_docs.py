@@ -931,7 +931,8 @@ STUDIES = {"heavy_tails_8x8.yaml": ("heavy-tails-8x8", 2_000),
 STUDY_PY = _analysis_python("test_studies_fast")
 #: What section 1 imports, which sections 4 and 5 use.
 STUDY_PRELUDE = Block("docs/analysis.md", 0, "python",
-                      "import pandas as pd\nfrom btlab import analysis\nfrom btlab.views import plots\n\n"
+                      "import pandas as pd\nfrom btlab import analysis\n"
+                      "from btlab.views import plots\n\n"
                       "pd.set_option(\"display.width\", 120)\n")
 #: Environment variables naming real results folders of the two study configs: with both
 #: set, test_studies_slow reads them instead of running the configs (10 minutes).
