@@ -19,7 +19,7 @@ side by side in one run, and asserts nothing about time.
   equal counters for ``unique`` but the solutions, and for the split).
 * Runner: throughput on short trials (8 x 8 Warnsdorff, all 64 starts, repeats)
   through the Ray backend, a plain ``multiprocessing.Pool`` with chunking calling
-  the same :func:`runner.execute.run_batch`, and the serial backend; 1 Ray worker
+  the same :func:`btlab.execution.execute.run_batch`, and the serial backend; 1 Ray worker
   against 2 on CPU-bound trials; peak driver memory of ``btlab run`` at 10,000 and
   100,000 trials, serial and Ray, 8 x 8 tours and N-Queens n = 4..6 (:mod:`bench.memory`,
   also `python -m bench.memory`).

@@ -55,7 +55,7 @@ def _verdict(ratio: float, limit: float, larger_is_better: bool = False) -> str:
 def bench_kernels(quick: bool, tmp: str) -> list[Row]:
     """Each kernel against its C twin (:mod:`bench.twins`), then the pure-Python strategies."""
     from bench.twins import build_c, compare, workloads
-    from experiments.compiled import warm_up
+    from btlab.experiments.compiled import warm_up
 
     warm_up("knights")
     warm_up("queens")
@@ -95,7 +95,7 @@ def bench_kernels(quick: bool, tmp: str) -> list[Row]:
 
 
 def _python_knights(quick: bool, rate: dict[str, tuple[int, float]]) -> list[Row]:
-    from experiments.knights import solve_knights_tour
+    from btlab.experiments.knights.solve import solve_knights_tour
 
     rows = []
     for heuristic in ("none", "warnsdorff"):
@@ -114,9 +114,10 @@ def _python_knights(quick: bool, rate: dict[str, tuple[int, float]]) -> list[Row
 
 def _python_queens(quick: bool, compiled_nodes: int, compiled_seconds: float) -> list[Row]:
     try:
-        from experiments.queens import solve_queens
+        from btlab.experiments.queens.solve import solve_queens
     except ImportError:
-        return [Row("  pure Python N-Queens", "n/a: experiments.queens not on this branch")]
+        return [Row("  pure Python N-Queens",
+                    "n/a: btlab.experiments.queens.solve not on this branch")]
     n = 8 if quick else 10
     rows = []
     for strategy in ("recursive", "iterative", "bitmask"):
@@ -133,7 +134,7 @@ def bench_variants(quick: bool) -> list[Row]:
     """Tie-breaks, ``unique`` and split subtree kernels against their own move-order
     speed on the same tree (:mod:`bench.variants`)."""
     from bench.variants import LIMIT, describe, measure, variants
-    from experiments.compiled import warm_up
+    from btlab.experiments.compiled import warm_up
 
     warm_up("knights")
     warm_up("queens")
@@ -163,7 +164,7 @@ def _pool_run(trials, workers: int, rounds: int, nice: int = 0) -> tuple[float, 
         (seconds including the pool's start, seconds of the fastest of ``rounds``
         more rounds).
     """
-    from runner.execute import run_batch
+    from btlab.execution.execute import run_batch
 
     size = max(1, math.ceil(len(trials) / (4 * workers)))
     chunks = [trials[i:i + size] for i in range(0, len(trials), size)]
@@ -191,8 +192,8 @@ def _child(args: list[str], timeout: float = 1800) -> dict:
 
 def bench_runner(quick: bool, workers: int) -> list[Row]:
     from bench._child import sweep_text, trials_of
-    from experiments.compiled import warm_up
-    from runner.backends import SerialBackend
+    from btlab.execution.backends import SerialBackend
+    from btlab.experiments.compiled import warm_up
 
     warm_up("knights")
     short_n = 1_000 if quick else 10_000

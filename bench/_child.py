@@ -1,7 +1,7 @@
 """Measurements that need a process of their own (a fresh Ray, a clean peak RSS).
 
 ``python -m bench._child ray WORKERS JOBS_JSON`` starts an embedded Ray with
-WORKERS CPUs through :class:`runner.backends.RayBackend`, runs one warm-up round
+WORKERS CPUs through :class:`btlab.execution.backends.RayBackend`, runs one warm-up round
 (every worker imports btlab and loads the kernels), then each job, and prints
 one JSON line: for each job, the trials, the seconds and the seconds of the
 first (cold) round.
@@ -42,14 +42,14 @@ def sweep_text(name: str, heuristic: str, trials: int, nodes: int | None = None)
 
 
 def trials_of(text: str):
-    from runner.config import parse_config
-    from runner.sweep import expand
+    from btlab.config.model import parse_config
+    from btlab.sweep.expand import expand
 
     return expand(parse_config(text, "<bench>"))
 
 
 def ray_jobs(workers: int, jobs: list[dict]) -> dict:
-    from runner.backends import RayBackend
+    from btlab.execution.backends import RayBackend
 
     t0 = time.perf_counter()
     backend = RayBackend(workers=workers)
@@ -111,19 +111,19 @@ def queens_text(name: str, trials: int) -> tuple[str, int]:
 
 
 def rss(trials: int, backend: str, workers: int, workload: str = "knights") -> dict:
-    import runner.headline_rows
-    from runner.cli import main
+    import btlab.views.headline_rows
+    from btlab.cli.main import main
 
     # ru_maxrss (the process's peak so far) when the run is over and the
     # end-of-run table starts loading rows: the peak of the run itself
-    headline_rows = runner.headline_rows.headline_rows
+    headline_rows = btlab.views.headline_rows.headline_rows
     at_table: list[int] = []
 
     def headline_rows_after_run(*args, **kwargs):
         at_table.append(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
         return headline_rows(*args, **kwargs)
 
-    runner.headline_rows.headline_rows = headline_rows_after_run
+    btlab.views.headline_rows.headline_rows = headline_rows_after_run
     if workload == "queens":
         text, n = queens_text("rss", trials)
     else:

@@ -2,7 +2,7 @@
  * searches and the same counters, for the benchmark.
  *
  * Same trees, same order, same counters (nodes, backtracks, dead ends, checks,
- * solutions, max depth, status) as experiments/compiled/knights_kernel.py
+ * solutions, max depth, status) as experiments/compiled/knights/kernel.py
  * (heuristics none and warnsdorff, ties by move order, open tours, first or count)
  * and experiments/compiled/queens_kernel.py (row-by-row bit-mask backtracking),
  * so that `python -m bench` checks that both walked the same tree before it

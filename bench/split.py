@@ -27,10 +27,10 @@ import time
 
 import ray
 
-from experiments.compiled import solve_knights_compiled, solve_queens_compiled, warm_up
-from runner.ray_auth import private_token_for_local_ray
-from runner.split_runner import run_split_trials
-from runner.trial import Trial
+from btlab.execution.ray_auth import private_token_for_local_ray
+from btlab.execution.split_run import run_split_trials
+from btlab.experiments.compiled import solve_knights_compiled, solve_queens_compiled, warm_up
+from btlab.sweep.trial import Trial
 
 
 def timed(fn):
@@ -41,7 +41,8 @@ def timed(fn):
 
 def split_run(trial: Trial, workers: int) -> tuple[dict, float]:
     """One split trial on a fresh embedded Ray with ``workers`` CPUs: (row, seconds)."""
-    undo = private_token_for_local_ray()  # no ~/.ray/auth_token left behind (runner.ray_auth)
+    # no ~/.ray/auth_token left behind (btlab.execution.ray_auth)
+    undo = private_token_for_local_ray()
     ray.init(address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False,
              configure_logging=False)
     try:

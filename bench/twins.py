@@ -88,7 +88,7 @@ class Case:
         return ["queens", n, int(mode == "first"), cap]
 
     def kernel(self) -> Callable[[], Any]:
-        from experiments.compiled import solve_knights_compiled, solve_queens_compiled
+        from btlab.experiments.compiled import solve_knights_compiled, solve_queens_compiled
 
         if self.kind == "knights":
             rows, cols, r, c, heuristic, mode, cap = self.args

@@ -19,8 +19,8 @@ nanoseconds per placement, target at most 1.2x. Nothing asserts a time.
   plain count.
 * Split subtree kernels: every subtree task of a split count run one after the
   other in this process through the compiled subtree entry point
-  (:func:`experiments.split.run_task`), the sum of their times against the
-  unsplit kernel's; the tasks combined (:func:`experiments.split.combine`) give
+  (:func:`btlab.experiments.split.subtrees.run_task`), the sum of their times against the
+  unsplit kernel's; the tasks combined (:func:`btlab.experiments.split.subtrees.combine`) give
   exactly the unsplit counters. N-Queens and a whole knight's tour count tree.
 """
 
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from bench.twins import best_of_alternating, timed
-from experiments.core import SearchResult
+from btlab.experiments.core import SearchResult
 
 #: The target: a variant's time per placement over its baseline's.
 LIMIT = 1.2
@@ -71,7 +71,7 @@ def _whole(fn: Callable[[], SearchResult]) -> Run:
 
 def knights_variants(quick: bool) -> list[Variant]:
     """Tie-breaks and ``static_degree`` against move order, 8 x 8 and 9 x 9, count mode."""
-    from experiments.compiled import solve_knights_compiled
+    from btlab.experiments.compiled import solve_knights_compiled
 
     cap = 1_000_000 if quick else 20_000_000
 
@@ -98,7 +98,7 @@ def knights_variants(quick: bool) -> list[Variant]:
 
 def queens_unique(n: int) -> Variant:
     """The ``unique`` count of n-Queens against the plain count."""
-    from experiments.compiled import solve_queens_compiled
+    from btlab.experiments.compiled import solve_queens_compiled
 
     return Variant(f"N-Queens bitmask n={n}, unique count", "plain count",
                    _whole(lambda: solve_queens_compiled(n, "count", unique=True)),
@@ -110,18 +110,18 @@ def split_variant(problem: str, params: dict, label: str,
     """Every subtree task of a split count, serially, against the unsplit kernel.
 
     The plan (split depth as ``split: auto`` picks it for :data:`SPLIT_TASKS`
-    tasks) is made once; a run times each task's :func:`~experiments.split.run_task`
+    tasks) is made once; a run times each task's :func:`~btlab.experiments.split.subtrees.run_task`
     call (the compiled subtree entry point) and sums those times, then combines
     the results.
     """
-    from experiments.split import Combined, auto_depth, combine, plan_split
+    from btlab.experiments.split.subtrees import Combined, auto_depth, combine, plan_split
 
     params = {**params, "mode": "count", "engine": "compiled"}
     depth = auto_depth(problem, params, SPLIT_TASKS)
     plan = plan_split(problem, params, depth)
 
     def run() -> tuple[SearchResult, float, int]:
-        from experiments.split import run_task
+        from btlab.experiments.split.subtrees import run_task
 
         results: list[SearchResult | None] = []
         seconds = 0.0
@@ -139,7 +139,7 @@ def split_variant(problem: str, params: dict, label: str,
 
 def variants(quick: bool) -> list[Variant]:
     """Every case of the section (smaller searches with ``quick``)."""
-    from experiments.compiled import solve_knights_compiled, solve_queens_compiled
+    from btlab.experiments.compiled import solve_knights_compiled, solve_queens_compiled
 
     n = 10 if quick else 14
     rows, cols = (5, 5) if quick else (5, 6)

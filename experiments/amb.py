@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from typing import Callable, Generator, Iterable, Sequence, TypeVar
 
-from .core import Budget, Status, StopSearch
+from btlab.experiments.core import Budget, Status, StopSearch
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -264,7 +264,7 @@ class TreeLedger:
     counters agree with the recursive search's at every placement attempt, at
     a solution and at the end, whatever the budget.
 
-    Counters (as :class:`experiments.core.SearchResult`, defined in ``docs/metrics.md``):
+    Counters (as :class:`btlab.experiments.core.SearchResult`, defined in ``docs/metrics.md``):
         nodes, checks, solutions, max_depth: counted by the caller through
         :meth:`place`, :meth:`add_checks` and :meth:`solution`, on fresh
         events only.

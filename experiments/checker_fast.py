@@ -1,10 +1,10 @@
-"""The checkers of :mod:`experiments.checker`, vectorised with numpy for big answers.
+"""The checkers of :mod:`btlab.experiments.checker`, vectorised with numpy for big answers.
 
 A ten-million-queen placement or a four-million-square tour takes seconds to
 check square by square in Python, which a trial's time budget would not
 cover; these take a fraction of that. They only say yes fast: an answer they
 cannot pass (wrong shape, not integers, any broken rule) goes to the exact
-checker, which raises :class:`~experiments.checker.InvalidSolution` with its
+checker, which raises :class:`~btlab.experiments.checker.InvalidSolution` with its
 message naming the first broken rule.
 """
 
@@ -15,7 +15,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from .checker import check_queens, check_tour
+from btlab.experiments.checker import check_queens, check_tour
 
 #: Below this many squares or queens the plain checkers are as fast.
 FAST_FROM = 4096
@@ -57,7 +57,7 @@ def queens_pass(n: int, cols: Sequence[int] | np.ndarray) -> bool:
 
 
 def check_queens_fast(n: int, cols: Sequence[int] | np.ndarray) -> None:
-    """:func:`experiments.checker.check_queens`, fast on big boards (same errors)."""
+    """:func:`btlab.experiments.checker.check_queens`, fast on big boards (same errors)."""
     if isinstance(cols, Iterator):
         cols = list(cols)
     if not isinstance(n, int) or n < FAST_FROM or not _plain(cols) or not queens_pass(n, cols):
@@ -84,7 +84,7 @@ def tour_pass(rows: int, cols: int, start: tuple[int, int], tour: Sequence[int],
 
 def check_tour_fast(rows: int, cols: int, start: tuple[int, int], tour: Sequence[int],
                     closed: bool = False) -> None:
-    """:func:`experiments.checker.check_tour`, fast on big boards (same errors)."""
+    """:func:`btlab.experiments.checker.check_tour`, fast on big boards (same errors)."""
     if isinstance(tour, Iterator):  # a generator: read it once, for both checkers
         tour = list(tour)
     if (not isinstance(rows, int) or not isinstance(cols, int) or rows * cols < FAST_FROM

@@ -208,7 +208,7 @@ class StopSearch(Exception):
         self.status = status
 
 
-#: Knuth's estimator (experiments.estimate.Moments and the compiled kernel's copy), scaled
+#: Knuth's estimator (btlab.experiments.estimate.Moments and the compiled kernel's copy), scaled
 #: Welford: values above SCALE_LIMIT (in the current scale) lower the scale by
 #: SCALE_STEP powers of two; K squared deviations of values at most 2^480 sum below
 #: 2^1024 for every K <= 2^40 (the probes cap), so M2 never overflows while the mean

@@ -32,12 +32,12 @@ a solution contributes the product of the branching factors above it, any
 other probe 0.
 
 Random draws: one SplitMix64 stream seeded with ``seed``
-(:class:`experiments.knights_board.SplitMix64`, the stream of the random move
+(:class:`btlab.experiments.knights.ordering.SplitMix64`, the stream of the random move
 order) runs through all probes; a node with d >= 2 children takes the child
 of index ``next() mod d`` in the order the search lists them (knight's tour:
 the default move order; N-Queens: columns ascending), a node with one child
 draws nothing. The compiled engine
-(:mod:`experiments.compiled.estimate_kernel`) draws the same numbers and does
+(:mod:`btlab.experiments.compiled.estimate_kernel`) draws the same numbers and does
 the same float arithmetic, so both engines return equal :class:`Estimate`
 values for a seed (under a time budget they may stop at different points).
 """
@@ -48,7 +48,7 @@ import math
 import operator
 from dataclasses import dataclass
 
-from .core import (
+from btlab.experiments.core import (
     SCALE_DOWN,
     SCALE_DOWN2,
     SCALE_LIMIT,
@@ -58,8 +58,8 @@ from .core import (
     SearchResult,
     Status,
 )
-from .knights_board import KnightBoard, SplitMix64
-from .queens_base import is_canonical
+from btlab.experiments.knights.ordering import KnightBoard, SplitMix64
+from btlab.experiments.queens.symmetry import is_canonical
 
 __all__ = ["ENGINES", "Estimate", "Moments", "as_result", "knuth_knights", "knuth_queens"]
 
@@ -245,8 +245,8 @@ def knuth_knights(rows: int, cols: int, start: tuple[int, int], *, closed: bool,
     start_sq = board.square(*start)
     budget = Budget(max_nodes, max_seconds)
     if engine == "compiled":
-        from .compiled import warm_up
-        from .compiled.estimate_kernel import run_knights_probes
+        from btlab.experiments.compiled import warm_up
+        from btlab.experiments.compiled.estimate_kernel import run_knights_probes
         warm_up("estimate")  # before the clock starts: compiling is not probing
         return make_estimate(*run_knights_probes(rows, cols, start_sq, bool(closed), probes,
                                                  seed, budget))
@@ -340,8 +340,8 @@ def knuth_queens(n: int, *, unique: bool, probes: int, seed: int, max_nodes: int
         raise ValueError(f"n must be at least 1, got {n}")
     budget = Budget(max_nodes, max_seconds)
     if engine == "compiled":
-        from .compiled import warm_up
-        from .compiled.estimate_kernel import MAX_N, run_queens_probes
+        from btlab.experiments.compiled import warm_up
+        from btlab.experiments.compiled.estimate_kernel import MAX_N, run_queens_probes
         if n > MAX_N:
             raise ValueError(f"n must be between 1 and {MAX_N} for the compiled engine, "
                              f"got {n}")

@@ -1,8 +1,8 @@
 """Registries of strategies and heuristics: one entry per name, looked up with a clear error.
 
 A strategy is one function plus one :class:`Strategy` entry in its problem's
-registry (:data:`experiments.knights.STRATEGIES`,
-:data:`experiments.queens.STRATEGIES`). Everything else -- the values a
+registry (:data:`btlab.experiments.knights.solve.STRATEGIES`,
+:data:`btlab.experiments.queens.solve.STRATEGIES`). Everything else -- the values a
 config may use, the size caps, which engines run it, whether ``split`` can
 cut it, which strategies must report equal counters, the README's strategy
 table -- is derived from the entries (see ``docs/extending.md``).
@@ -34,7 +34,7 @@ class Strategy:
             squares; N-Queens: n), or None for no cap. Caps keep a typo from
             asking for ten million Python frames.
         splittable: ``split`` may cut it into subtree tasks whose combined
-            counters equal its own (:mod:`experiments.split`).
+            counters equal its own (:mod:`btlab.experiments.split.subtrees`).
         tree: strategies with the same ``tree`` walk the same tree in the same
             order and MUST report equal ``nodes``, ``backtracks``,
             ``dead_ends`` and ``solutions`` (``docs/metrics.md``; the

@@ -1,25 +1,77 @@
-"""btlab's runner: config -> trials -> backend (Ray or serial) -> Parquet -> tables.
+"""btlab: batch experiments on backtracking search (knight's tour, N-Queens), on Ray, into Parquet.
 
-Modules: :mod:`runner.spec` (what a problem is to the runner) and
-:mod:`runner.problems` (the problem registry, one package per problem),
-:mod:`runner.config` (YAML, validation; :mod:`runner.yaml_source` for positions
-and messages; :mod:`runner.overrides` for ``key=value`` on the command line),
-:mod:`runner.sweep` (:func:`~runner.sweep.expand`: config ->
-trials), :mod:`runner.trial`, :mod:`runner.plugins` (``"module:attr"``
-plug-ins), :mod:`runner.backends` (Ray and serial; :mod:`runner.ray_auth`, Ray's
-token authentication), :mod:`runner.execute` (one
-trial), :mod:`runner.split_runner` / :mod:`runner.split_state` /
-:mod:`runner.checkpoints` (split trials), :mod:`runner.store` (crash-safe
-Parquet writes; :mod:`runner.schema` the row layout, :mod:`runner.store_read`
-reading parts of a folder or URI), :mod:`runner.summary` and
-:mod:`runner.tables` (headline tables), :mod:`runner.censoring` (the ``censored``
-rule), :mod:`runner.config_order` (rows in config order for every table),
-:mod:`runner.analysis` (pandas: load, summary, start_grid; with
-:mod:`runner.frames` the column roles and repeat folding and
-:mod:`runner.pairing` compare), :mod:`runner.plots` (matplotlib figures; with
-:mod:`runner.board_plots` tours and placements and :mod:`runner.figures`
-saving), :mod:`runner.report` and :mod:`runner.html` (the HTML report),
-:mod:`runner.cli` (the ``btlab`` command; :mod:`runner.run_command` ``btlab run``;
-:mod:`runner.progress` for progress lines in logs), :mod:`runner.provenance`
-(version, git commit), :mod:`runner.errors`.
+The library under the ``btlab`` command; every name loads on first use (PEP 562),
+so ``import btlab`` -- and ``import btlab.experiments`` in a Ray worker or a
+kernel -- pulls in nothing of the runner until it is asked for::
+
+    import btlab
+    df = btlab.run("configs/warnsdorff_64_starts.yaml", backend="serial")
+    btlab.analysis.summary(df, by=["heuristic"], metrics=["nodes", "backtracks"])
+
+Public names (``__all__``): :func:`run`, :func:`validate`, :func:`load`,
+:mod:`analysis`, :func:`report`, :func:`compare`, :class:`ProblemSpec`,
+:class:`Strategy`, :class:`Trial`, and the errors :class:`BtlabError`,
+:class:`ConfigError`, :class:`ResultsError`, :class:`BackendError`,
+:class:`TrialError`. The map of the packages below is ``docs/architecture.md``.
+
+Modules:
+
+- ``analysis/``: pandas over result rows: load, summaries, pairing, survival, rates, folder diff.
+- ``api/``: the library under the CLI: ``btlab.run`` and ``btlab.validate``.
+- ``cli/``: the ``btlab`` command line.
+- ``config/``: YAML text to a validated config.
+- ``errors``: every error btlab raises on purpose.
+- ``execution/``: a trial to its row, here or on Ray.
+- ``experiments/``: the searches (installed from the repository's ``experiments/``).
+- ``problems/``: what a problem is to the runner: the spec, the registry, plug-ins.
+- ``renamed``: where the modules of btlab 0.1's ``runner`` and ``experiments`` went.
+- ``store/``: the results folder.
+- ``sweep/``: a config to its trials.
+- ``views/``: terminal tables, progress, plots, the HTML report.
 """
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+if __name__ != "btlab":  # the checkout's runner/ folder, imported under its old name
+    from btlab.renamed import refuse_old_name
+
+    refuse_old_name(sys.modules[__name__])
+else:
+    #: public name -> (module, attribute or None for the module itself)
+    _LAZY: dict[str, tuple[str, str | None]] = {
+        "run": ("btlab.api.run", "run"),
+        "validate": ("btlab.api.run", "validate"),
+        "load": ("btlab.analysis", "load"),
+        "analysis": ("btlab.analysis", None),
+        "report": ("btlab.views.report.page", "report"),
+        "compare": ("btlab.analysis.folder_diff", "compare"),
+        "ProblemSpec": ("btlab.problems.spec", "ProblemSpec"),
+        "Strategy": ("btlab.experiments.registry", "Strategy"),
+        "Trial": ("btlab.sweep.trial", "Trial"),
+        "BtlabError": ("btlab.errors", "BtlabError"),
+        "ConfigError": ("btlab.errors", "ConfigError"),
+        "ResultsError": ("btlab.errors", "ResultsError"),
+        "BackendError": ("btlab.errors", "BackendError"),
+        "TrialError": ("btlab.errors", "TrialError"),
+    }
+
+    __all__ = sorted(_LAZY)
+
+    def __getattr__(name: str) -> Any:
+        """Load a public name on first use (PEP 562)."""
+        try:
+            module, attribute = _LAZY[name]
+        except KeyError:
+            raise AttributeError(f"module 'btlab' has no attribute {name!r}") from None
+        value = importlib.import_module(module)
+        if attribute is not None:
+            value = getattr(value, attribute)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted([*globals(), *_LAZY])

@@ -1,7 +1,7 @@
-"""``python -m runner`` is the ``btlab`` command."""
+"""``python -m btlab`` is the ``btlab`` command."""
 
 import sys
 
-from .cli import main
+from btlab.cli.main import main
 
 sys.exit(main())

@@ -27,7 +27,7 @@ def ray_session():
     instead of starting its own.
     """
     ray = pytest.importorskip("ray")
-    from runner.ray_auth import private_token_for_local_ray
+    from btlab.execution.ray_auth import private_token_for_local_ray
 
     os.environ.setdefault("RAY_ADDRESS", "")
     # as btlab's own embedded Ray: token auth with a token in the environment, so that

@@ -7,12 +7,12 @@ import time
 
 import pytest
 
-from experiments import amb as amb_module
-from experiments.amb import Amb, NondeterministicFunction, NoSolution
-from experiments.checker import check_queens, check_tour
-from experiments.core import Status
-from experiments.knights import HEURISTICS, TIE_BREAKS, solve_knights_tour
-from experiments.queens import solve_queens
+from btlab.experiments import amb as amb_module
+from btlab.experiments.amb import Amb, NondeterministicFunction, NoSolution
+from btlab.experiments.checker import check_queens, check_tour
+from btlab.experiments.core import Status
+from btlab.experiments.knights.solve import HEURISTICS, TIE_BREAKS, solve_knights_tour
+from btlab.experiments.queens.solve import solve_queens
 
 
 def pythagorean(amb):

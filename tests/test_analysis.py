@@ -1,7 +1,7 @@
-"""runner.analysis, runner.plots and `btlab report` on small results sets with censored trials.
+"""btlab.analysis, btlab.views.plots and `btlab report` on small results sets with censored trials.
 
 The synthetic knight's-tour set (:func:`write_synthetic`) is written through
-runner.store, one folder per heuristic, on a 2 x 3 board (not square, so a
+btlab.store.folder, one folder per heuristic, on a 2 x 3 board (not square, so a
 transposed grid shows), 3 repeats per trial. Its backtracks, by start square:
 
     start   none (baseline)        warnsdorff (treatment)
@@ -37,13 +37,14 @@ import pytest
 from matplotlib.figure import Figure
 from PIL import Image
 
-from runner import analysis, plots
-from runner.cli import main
-from runner.config import load_config, parse_config
-from runner.errors import ResultsError
-from runner.report import render_report
-from runner.store import ResultStore
-from runner.sweep import expand
+from btlab import analysis
+from btlab.cli.main import main
+from btlab.config.model import load_config, parse_config
+from btlab.errors import ResultsError
+from btlab.store.folder import ResultStore
+from btlab.sweep.expand import expand
+from btlab.views import plots
+from btlab.views.report.page import render_report
 
 # start -> (status, nodes, backtracks) per heuristic; None = error
 TABLE = {
@@ -482,7 +483,7 @@ def test_report_of_synthetic_set_lists_errors(synthetic):
 
 
 def write_queens(folder: Path) -> None:
-    """N-Queens rows the way runner.store writes them (n, strategy, mode, unique)."""
+    """N-Queens rows the way btlab.store.folder writes them (n, strategy, mode, unique)."""
     def first_solution(n):
         cols: list[int] = []
 

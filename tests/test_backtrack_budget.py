@@ -5,17 +5,17 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from experiments.compiled import solve_knights_compiled, solve_queens_compiled
-from experiments.core import Budget
-from experiments.knights import solve_knights_tour
-from experiments.queens import solve_queens
-from runner.censoring import CENSORED, censored_status
-from runner.config import parse_config
-from runner.errors import ConfigError
-from runner.problems import get_problem
-from runner.schema import row_schema
-from runner.sweep import expand
-from runner.trial import Trial, digest
+from btlab.config.model import parse_config
+from btlab.errors import ConfigError
+from btlab.experiments.compiled import solve_knights_compiled, solve_queens_compiled
+from btlab.experiments.core import Budget
+from btlab.experiments.knights.solve import solve_knights_tour
+from btlab.experiments.queens.solve import solve_queens
+from btlab.problems import get_problem
+from btlab.problems.censoring import CENSORED, censored_status
+from btlab.store.schema import row_schema
+from btlab.sweep.expand import expand
+from btlab.sweep.trial import Trial, digest
 from tests.helpers.cli import run_main, write
 
 KT_STRATEGIES = ("recursive", "iterative")

@@ -24,7 +24,7 @@ from bench.variants import (  # noqa: E402
     split_variant,
     variants,
 )
-from experiments.compiled import solve_knights_compiled, solve_queens_compiled  # noqa: E402
+from btlab.experiments.compiled import solve_knights_compiled, solve_queens_compiled  # noqa: E402
 
 
 def test_unique_8_queens_counts_12_on_the_plain_count_tree():

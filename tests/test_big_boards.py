@@ -23,17 +23,18 @@ import pytest
 from rich.table import Table
 from rich.text import Text
 
-from runner import analysis, plots
-from runner.board_plots import tour_downsampled
-from runner.config import parse_config
-from runner.problems.knights_tour.views import (
+from btlab import analysis
+from btlab.config.model import parse_config
+from btlab.problems.knights_tour.views import (
     GRID_MAX_COLS,
     GRID_MAX_SQUARES,
     grid_fits,
     start_grid_text,
 )
-from runner.store import ResultStore
-from runner.sweep import expand
+from btlab.store.folder import ResultStore
+from btlab.sweep.expand import expand
+from btlab.views import plots
+from btlab.views.plots.boards import tour_downsampled
 
 ROOT = Path(__file__).resolve().parents[1]
 GIB = 1024 ** 3
@@ -43,10 +44,10 @@ MAX_REPORT_SECONDS = 60.0
 
 
 def btlab(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
-    """``python -m runner ARGS`` in a subprocess, output captured (not a terminal)."""
+    """``python -m btlab ARGS`` in a subprocess, output captured (not a terminal)."""
     env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(cwd),
            "COLUMNS": "120"}
-    return subprocess.run([sys.executable, "-m", "runner", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "btlab", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -54,7 +55,7 @@ def btlab(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedPr
 _MEASURE = textwrap.dedent("""\
     import json, resource, sys, time
     t = time.monotonic()
-    from runner.report import write_report
+    from btlab.views.report.page import write_report
     write_report(sys.argv[1], sys.argv[2])
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
     print(json.dumps({"peak_bytes": peak, "seconds": time.monotonic() - t}))

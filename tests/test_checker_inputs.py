@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from experiments.checker import InvalidSolution, check_queens, check_tour
-from experiments.checker_fast import check_queens_fast, check_tour_fast
-from experiments.knights import solve_knights_tour
+from btlab.experiments.checker import InvalidSolution, check_queens, check_tour
+from btlab.experiments.checker_fast import check_queens_fast, check_tour_fast
+from btlab.experiments.knights.solve import solve_knights_tour
 
 TOUR = list(solve_knights_tour(5, 5, (0, 0), heuristic="warnsdorff").solution)
 BIG = list(solve_knights_tour(70, 70, (0, 0), heuristic="warnsdorff",

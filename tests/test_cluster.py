@@ -19,9 +19,9 @@ import pyarrow.parquet as pq
 import pytest
 from helpers.ray_cli import RAY, ray_cli_cluster, user_env
 
-from runner.cli import main
-from runner.ray_auth import ray_has_token_auth
-from runner.store import part_files
+from btlab.cli.main import main
+from btlab.execution.ray_auth import ray_has_token_auth
+from btlab.store.folder import part_files
 
 ROOT = Path(__file__).resolve().parent.parent
 SWEEP = textwrap.dedent("""\
@@ -58,12 +58,12 @@ def head_turns_token_auth_on() -> bool:
 
 
 def btlab(*args, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "runner", *map(str, args)], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "btlab", *map(str, args)], capture_output=True,
                           text=True, env=env, timeout=600, cwd=ROOT)
 
 
 def _user(home: Path, **extra: str) -> dict[str, str]:
-    """A user's shell with ``HOME=home`` that runs this checkout's btlab as ``python -m runner``."""
+    """A user's shell with ``HOME=home`` that runs this checkout's btlab as ``python -m btlab``."""
     home.mkdir(exist_ok=True)
     return user_env(home, PYTHONPATH=str(ROOT), **extra)
 

@@ -15,11 +15,11 @@ import pytest
 
 pytest.importorskip("numba")
 
-from experiments.checker import check_queens, check_tour  # noqa: E402
-from experiments.compiled import solve_knights_compiled, solve_queens_compiled, warm_up  # noqa: E402
-from experiments.compiled.knights_kernel import PAUSE_EVERY  # noqa: E402
-from experiments.core import Status  # noqa: E402
-from experiments.knights import DEFAULT_MOVE_ORDER, HEURISTICS, solve_knights_tour  # noqa: E402
+from btlab.experiments.checker import check_queens, check_tour  # noqa: E402
+from btlab.experiments.compiled import solve_knights_compiled, solve_queens_compiled, warm_up  # noqa: E402
+from btlab.experiments.compiled.knights.kernel import PAUSE_EVERY  # noqa: E402
+from btlab.experiments.core import Status  # noqa: E402
+from btlab.experiments.knights.solve import DEFAULT_MOVE_ORDER, HEURISTICS, solve_knights_tour  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TIE_BREAKS = ["move_order", "random", "pohl", "roth"]
@@ -45,7 +45,7 @@ BOARDS = [
     pytest.param(6, 6, [(0, 0), (2, 3), (5, 1)], ("first",), 4_000, id="6x6"),
     pytest.param(8, 8, [(0, 0), (3, 5), (7, 2)], ("first", "count"), 3_000, id="8x8"),
     pytest.param(5, 6, [(0, 0), (2, 2), (4, 5)], ("first", "count"), 4_000, id="5x6"),
-    # over 64 squares: the byte-per-square loops (experiments/compiled/knights_wide.py)
+    # over 64 squares: the byte-per-square loops (experiments/compiled/knights/wide.py)
     pytest.param(9, 9, [(0, 0), (4, 4), (2, 7)], ("first", "count"), 3_000, id="9x9"),
     pytest.param(3, 22, [(0, 0), (1, 10)], ("first", "count"), 3_000, id="3x22"),
     pytest.param(5, 14, [(0, 0), (2, 6)], ("first", "count"), 3_000, id="5x14"),
@@ -132,7 +132,7 @@ def test_directed_open_tour_counts_oeis_a165134(rows, cols, tours):
 
 def test_5x5_unbudgeted_count_from_the_corner_matches_reference_counters():
     # 1.7 million placements: the reference's counters, remembered from
-    # experiments.knights (recursive = iterative), both walks exhaustive.
+    # btlab.experiments.knights.solve (recursive = iterative), both walks exhaustive.
     res = solve_knights_compiled(5, 5, (0, 0), mode="count")
     assert res.counters() == {"status": "exhausted", "nodes": 1735079, "backtracks": 1730936,
                               "dead_ends": 625004, "checks": 6191826, "solutions": 304,
@@ -280,7 +280,7 @@ def test_queens_bad_arguments():
 
 
 def test_queens_kernel_equals_python_reference_when_present():
-    queens = pytest.importorskip("experiments.queens")
+    queens = pytest.importorskip("btlab.experiments.queens.solve")
     for n in range(1, 10):
         for mode, unique in (("first", False), ("count", False), ("count", True)):
             for budget in (None, 500):
@@ -296,7 +296,7 @@ def test_queens_kernel_equals_python_reference_when_present():
 _PROBE = textwrap.dedent("""\
     import json, time
     t0 = time.perf_counter()
-    from experiments.compiled import CACHE_DIR, knights_kernel, queens_kernel, warm_up
+    from btlab.experiments.compiled import CACHE_DIR, knights_kernel, queens_kernel, warm_up
     ns = warm_up("knights") + warm_up("queens")
     hits = misses = 0
     for f in (knights_kernel.knights_run, knights_kernel.build_geometry, queens_kernel.queens_run):
@@ -332,7 +332,7 @@ def test_kernels_are_cached_on_disk_and_loaded_by_the_next_process(tmp_path):
 
 
 def test_cache_falls_back_to_a_user_folder(tmp_path, monkeypatch):
-    from experiments.compiled import _cache
+    from btlab.experiments.compiled import _cache
 
     monkeypatch.delenv("BTLAB_CACHE_DIR", raising=False)
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
@@ -365,7 +365,7 @@ def test_runner_engines_give_equal_counters(tmp_path):
     # engine included, so the two engines would draw different ties)
     import pandas as pd
 
-    from runner.cli import main
+    from btlab.cli.main import main
 
     cfg = tmp_path / "engines.yaml"
     cfg.write_text(ENGINES)
@@ -383,7 +383,7 @@ def test_runner_engines_give_equal_counters(tmp_path):
 
 
 def test_runner_refuses_compiled_with_recursive_strategy(tmp_path, capsys):
-    from runner.cli import main
+    from btlab.cli.main import main
 
     cfg = tmp_path / "bad.yaml"
     cfg.write_text(ENGINES.replace("strategy: iterative", "strategy: recursive"))
@@ -393,15 +393,15 @@ def test_runner_refuses_compiled_with_recursive_strategy(tmp_path, capsys):
 
 _FRESH_WORKER = textwrap.dedent("""\
     import json
-    from runner.config import parse_config
-    from runner.execute import run_batch
+    from btlab.config.model import parse_config
+    from btlab.execution.execute import run_batch
     cfg = parse_config('''
     name: fresh
     problem: knights_tour
     fixed: {board: [8, 8], strategy: iterative, engine: compiled, heuristic: warnsdorff}
     matrix: {start: [[0, 0], [0, 1], [0, 2]]}
     ''')
-    from runner.sweep import expand
+    from btlab.sweep.expand import expand
     rows = run_batch(expand(cfg))
     print(json.dumps([[r["compile_ns"], r["wall_ns"], r["status"]] for r in rows]))
 """)
@@ -428,7 +428,7 @@ def test_warm_up_is_idempotent():
 # ---------------------------------------------------------------- runner: streaming, batching
 
 def test_adaptive_batch_size():
-    from runner.backends import adaptive_batch_size
+    from btlab.execution.backends import adaptive_batch_size
 
     # 40 us trials: about 0.1 s of work per task, a thousand trials or so
     assert 900 <= adaptive_batch_size(40e-6, 100_000, 2) <= 1200
@@ -440,9 +440,9 @@ def test_adaptive_batch_size():
 
 
 def test_ray_backend_streams_a_generator_of_trials(ray_session):
-    from runner.backends import RayBackend
-    from runner.config import parse_config
-    from runner.sweep import iter_trials
+    from btlab.config.model import parse_config
+    from btlab.execution.backends import RayBackend
+    from btlab.sweep.expand import iter_trials
 
     config = parse_config(ENGINES.replace("engine: [python, compiled]", "engine: [compiled]")
                           .replace("budget: {nodes: 3000}", "budget: {nodes: 3000}\nrepeats: 5"))

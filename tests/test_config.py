@@ -6,9 +6,9 @@ import textwrap
 
 import pytest
 
-from runner.config import load_config, parse_config
-from runner.errors import ConfigError
-from runner.sweep import count_trials, expand
+from btlab.config.model import load_config, parse_config
+from btlab.errors import ConfigError
+from btlab.sweep.expand import count_trials, expand
 
 BASE = "name: t\nproblem: knights_tour\n"
 

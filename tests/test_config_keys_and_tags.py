@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from runner.cli import main
-from runner.config import parse_config
-from runner.errors import ConfigError
-from runner.sweep import expand
+from btlab.cli.main import main
+from btlab.config.model import parse_config
+from btlab.errors import ConfigError
+from btlab.sweep.expand import expand
 
 GOOD = "name: t\nproblem: knights_tour\nfixed: {board: [3, 4]}\n"
 

@@ -1,7 +1,7 @@
 """The contract suite: every problem, strategy and engine the registries hold, held to one contract.
 
 In the style of Hydra's shared launcher test suites: the tests are written
-once and parametrised over the registries -- :data:`runner.problems.PROBLEMS`
+once and parametrised over the registries -- :data:`btlab.problems.PROBLEMS`
 plus the problems registered only here (:data:`PLUGIN_PROBLEMS`, modules in
 ``tests/plugins``), each spec's ``strategies`` and each strategy's
 ``engines`` -- never over hand-written lists, so a new problem, strategy or
@@ -48,18 +48,19 @@ PLUGIN_DIR = Path(__file__).resolve().parent / "plugins"
 if str(PLUGIN_DIR) not in sys.path:   # the toy problem's module, as "grid_path:PROBLEM"
     sys.path.insert(0, str(PLUGIN_DIR))
 
-from experiments.core import SearchResult, Status
-from experiments.split import solve_split
-from runner import plugins
-from runner.cli import main
-from runner.config import load_config, parse_config
-from runner.errors import ConfigError
-from runner.execute import run_trial
-from runner.problems import PROBLEMS, get_problem
-from runner.spec import Oracle, ProblemSpec
-from runner.split_runner import serial_solver
-from runner.sweep import count_trials, expand, iter_trials
-from runner.trial import Trial
+from helpers.site import btlab_site, site_env
+
+from btlab.cli.main import main
+from btlab.config.model import load_config, parse_config
+from btlab.errors import ConfigError
+from btlab.execution.execute import run_trial
+from btlab.execution.split_run import serial_solver
+from btlab.experiments.core import SearchResult, Status
+from btlab.experiments.split.subtrees import solve_split
+from btlab.problems import PROBLEMS, get_problem, plugins
+from btlab.problems.spec import Oracle, ProblemSpec
+from btlab.sweep.expand import count_trials, expand, iter_trials
+from btlab.sweep.trial import Trial
 
 #: Problems registered only in the tests: plug-in references to modules in tests/plugins.
 PLUGIN_PROBLEMS = ("grid_path:PROBLEM",)
@@ -650,7 +651,7 @@ def test_doc_plugin_heuristic_on_ray_all_64_starts(tmp_path, monkeypatch, capsys
 
 def _btlab(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_ADDRESS": ""}
-    return subprocess.run([PYTHON, "-m", "runner", *args], cwd=cwd, env=env, text=True,
+    return subprocess.run([PYTHON, "-m", "btlab", *args], cwd=cwd, env=env, text=True,
                           capture_output=True, timeout=300, check=False)
 
 
@@ -757,7 +758,7 @@ def test_plugin_returning_a_wrong_list_is_an_error_row(tmp_path, monkeypatch, ca
         f"HeuristicError: heuristic plug-in {mod}:drops_one at square (2, 1) returned")
 
 
-@pytest.mark.slow  # 50 s: the copy's edited experiments/knights.py recompiles every kernel
+@pytest.mark.slow  # 50 s: the copy's edited experiments/knights/solve.py recompiles every kernel
 def test_doc_strategy_is_one_function_and_one_entry(tmp_path):
     """docs/extending.md section 2, applied to a copy of the repository: the function, the
     entry, and the README's regenerated table, give a strategy that configs accept and that
@@ -769,17 +770,17 @@ def test_doc_strategy_is_one_function_and_one_entry(tmp_path):
                         ignore=shutil.ignore_patterns("results", ".pytest_cache"))
     for name in ("README.md", "pyproject.toml"):
         shutil.copy2(ROOT / name, copy / name)
-    knights = copy / "experiments" / "knights.py"
+    knights = copy / "experiments" / "knights" / "solve.py"
     text = knights.read_text()
     marker = "#: The knight's-tour strategies."
     assert text.count(marker) == 1
     text = text.replace(marker, blocks["strategy-function"] + "\n\n" + marker).rstrip()
     assert text.endswith("),\n)")   # the registry closes the module
     knights.write_text(text[:-1] + blocks["strategy-entry"] + ")\n")
-    env = {**os.environ, "PYTHONPATH": str(copy), "RAY_ADDRESS": ""}
+    env = site_env(btlab_site(copy, tmp_path / "site"))
     command = blocks["strategy-readme"].strip()
-    assert command == "PYTHONPATH=. python -m runner.docs_tables --write"
-    regen = subprocess.run([PYTHON, "-m", "runner.docs_tables", "--write"], cwd=copy, env=env,
+    assert command == "python -m btlab.views.docs_tables --write"
+    regen = subprocess.run([PYTHON, "-m", "btlab.views.docs_tables", "--write"], cwd=copy, env=env,
                            text=True, capture_output=True, timeout=120, check=False)
     assert regen.returncode == 0, regen.stderr
     assert "| `iterators` | python |" in (copy / "README.md").read_text()
@@ -794,7 +795,7 @@ def test_doc_strategy_is_one_function_and_one_entry(tmp_path):
           start: [[0, 0], [1, 2]]
         budget: {nodes: 3000}
     """))
-    run = subprocess.run([PYTHON, "-m", "runner", "run", "it.yaml", "--backend", "serial",
+    run = subprocess.run([PYTHON, "-m", "btlab", "run", "it.yaml", "--backend", "serial",
                           "--quiet"], cwd=tmp_path, env=env, text=True, capture_output=True,
                          timeout=300, check=False)
     assert run.returncode == 0, run.stderr
@@ -807,7 +808,7 @@ def test_doc_strategy_is_one_function_and_one_entry(tmp_path):
     # a board over its cap is refused (derived from max_size)
     (tmp_path / "big.yaml").write_text("name: big\nproblem: knights_tour\n"
                                        "fixed: {board: [2001, 2000], strategy: iterators}\n")
-    big = subprocess.run([PYTHON, "-m", "runner", "validate", "big.yaml"], cwd=tmp_path,
+    big = subprocess.run([PYTHON, "-m", "btlab", "validate", "big.yaml"], cwd=tmp_path,
                          env=env, text=True, capture_output=True, timeout=300, check=False)
     assert big.returncode == 2
     assert "at most 4,000,000 squares for strategy 'iterators'" in big.stderr

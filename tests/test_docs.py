@@ -7,15 +7,15 @@ added to the docs without an entry fails :func:`test_every_block_is_classified`
 with the line to add. Each entry says what is done with the block:
 
 * ``fast``: run by a test of the default suite (``btlab`` commands through
-  :func:`runner.cli.main`, the same as ``python -m runner``, in a temporary working
+  :func:`btlab.cli.main.main`, the same as ``python -m btlab``, in a temporary working
   folder holding copies of ``configs/``; Python blocks executed in that folder, in
   file order, in one namespace, after the results they read were made there).
 * ``slow``: run by a ``@pytest.mark.slow`` test, as written (full budgets).
 * ``validated``: not run, because it needs an outside service (a machine of its own,
   a cloud account, S3) or hours of work; its commands are parsed
-  (``runner.cli._parser().parse_args``, Ray's own ``click`` parser for ``ray``
+  (``btlab.cli.main._parser().parse_args``, Ray's own ``click`` parser for ``ray``
   commands, placeholders such as HEAD_IP replaced) and its configs checked
-  (``runner.config.load_config`` / ``parse_config``, or ``yaml.safe_load`` for a cluster
+  (``btlab.config.model.load_config`` / ``parse_config``, or ``yaml.safe_load`` for a cluster
   YAML). The reason is in the entry. Python blocks that read a results folder too long to
   make in a test (the 10^9 plain-backtracking baseline) are compiled, and run with their
   output compared when environment variables name real folders (:data:`BASELINE_ENV`).
@@ -51,8 +51,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from runner.cli import _parser, main
-from runner.config import load_config, parse_config
+from btlab.cli.main import _parser, main
+from btlab.config.model import load_config, parse_config
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC_FILES = ["README.md", *sorted(f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md"))]
@@ -108,6 +108,13 @@ def all_blocks() -> list[Block]:
 
 #: (file, start of the block's first line) -> (kind, what is done and why, the tests).
 BLOCKS: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
+    # ---- docs/architecture.md
+    ("docs/architecture.md", "renamed"): (
+        VALIDATED, "the layer order: every line a room of btlab, every room named once; "
+        "tests/test_structure.py holds the imports to it", ("test_architecture_layers",)),
+    ("docs/architecture.md", "pip install -q --no-deps --target build/typecheck"): (
+        SLOW, "run in a copy of the repository with this interpreter's pip and mypy",
+        ("test_architecture_typecheck_slow",)),
     # ---- README.md
     ("README.md", "python3.11 -m venv .venv && .venv/bin/pip install -q . &&"): (
         FAST, "install steps parsed (pyproject has the btlab script); the run: a copy with a "
@@ -443,7 +450,7 @@ def check_install(cmd: Command) -> None:
     assert len(target) == 1
     spec = target[0]
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert project["scripts"]["btlab"] == "runner.cli:main"
+    assert project["scripts"]["btlab"] == "btlab.cli.main:main"
     m = re.fullmatch(r"\.(?:\[(\w+)\])?", spec)
     assert m, spec
     if m.group(1):
@@ -460,7 +467,7 @@ def parse_btlab(argv: list[str]) -> Any:
 
 
 def run_btlab(argv: list[str], cwd: Path) -> int:
-    """``btlab ARGS`` in ``cwd``: :func:`runner.cli.main`, as ``python -m runner`` runs it."""
+    """``btlab ARGS`` in ``cwd``: :func:`btlab.cli.main.main`, as ``python -m btlab`` runs it."""
     with contextlib.chdir(cwd):
         return main(list(argv))
 
@@ -686,7 +693,7 @@ def test_readme_config_blocks():
     b = block("README.md", "name: warnsdorff-64-starts")
     cfg = parse_config(b.text, b.where)
     main_cfg = load_config(ROOT / "configs" / "warnsdorff_64_starts.yaml")
-    from runner.sweep import iter_trials
+    from btlab.sweep.expand import iter_trials
     assert ([t.trial_id for t in iter_trials(cfg)]
             == [t.trial_id for t in iter_trials(main_cfg)])
     frag = block("README.md", "fixed: {board: [8, 8], strategy: iterative, engine: compiled")
@@ -924,7 +931,8 @@ STUDIES = {"heavy_tails_8x8.yaml": ("heavy-tails-8x8", 2_000),
 STUDY_PY = _analysis_python("test_studies_fast")
 #: What section 1 imports, which sections 4 and 5 use.
 STUDY_PRELUDE = Block("docs/analysis.md", 0, "python",
-                      "import pandas as pd\nfrom runner import analysis, plots\n\n"
+                      "import pandas as pd\nfrom btlab import analysis\n"
+                      "from btlab.views import plots\n\n"
                       "pd.set_option(\"display.width\", 120)\n")
 #: Environment variables naming real results folders of the two study configs: with both
 #: set, test_studies_slow reads them instead of running the configs (10 minutes).
@@ -1143,3 +1151,27 @@ def test_cluster_compare(tmp_path, ray_session, capsys):
         assert int(n_got) == len(cols_got.split(", ")), got
         got, want = col_list.sub("", got), col_list.sub("", want)
     assert got == want, out
+
+
+def test_architecture_layers():
+    """docs/architecture.md's ``layers`` block names each room of btlab once, nothing else."""
+    (layers,) = [b for b in extract("docs/architecture.md") if b.lang == "layers"]
+    names = layers.text.split()
+    rooms = {p.stem if p.suffix == ".py" else p.name for p in (ROOT / "runner").iterdir()
+             if not p.name.startswith("__") and (p.suffix == ".py" or (p / "__init__.py").exists())}
+    assert len(names) == len(set(names))
+    assert set(names) == rooms | {"experiments"}
+
+
+@pytest.mark.slow
+def test_architecture_typecheck_slow(tmp_path):
+    (b,) = [b for b in extract("docs/architecture.md")
+            if b.first.startswith("pip install -q --no-deps --target build/typecheck")]
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT, repo, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "results", "__pycache__", "build", "*.egg-info", ".mypy_cache"))
+    env = {**os.environ, "PATH": f"{Path(PYTHON).parent}{os.pathsep}{os.environ['PATH']}"}
+    r = subprocess.run(["bash", "-c", b.text], cwd=repo, env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "Success: no issues found" in r.stdout

@@ -1,13 +1,14 @@
-"""README.md's strategy tables are the registries' (runner.docs_tables)."""
+"""README.md's strategy tables are the registries' (btlab.views.docs_tables)."""
 
 from __future__ import annotations
 
 import pytest
 
-from experiments import knights, queens
-from runner import docs_tables
+from btlab.experiments.knights import solve as knights
+from btlab.experiments.queens import solve as queens
+from btlab.views import docs_tables
 
-FIX = "PYTHONPATH=. python -m runner.docs_tables --write"
+FIX = "python -m btlab.views.docs_tables --write"
 
 
 def test_readme_strategy_tables_are_current():

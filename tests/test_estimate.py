@@ -1,4 +1,4 @@
-"""Knuth's random-probe estimate of the count-mode tree (experiments.estimate).
+"""Knuth's random-probe estimate of the count-mode tree (btlab.experiments.estimate).
 
 D. E. Knuth, "Estimating the efficiency of backtrack programs", Math. Comp. 29 (1975).
 A probe's estimate is 1 + d1 + d1 d2 + ... (knight's tour: the start square is
@@ -14,11 +14,11 @@ import time
 
 import pytest
 
-from experiments.checker import check_tour
-from experiments.core import Status
-from experiments.estimate import Estimate, knuth_knights, knuth_queens
-from experiments.knights import DEFAULT_MOVE_ORDER, SplitMix64, solve_knights_tour
-from experiments.queens import is_canonical, solve_queens
+from btlab.experiments.checker import check_tour
+from btlab.experiments.core import Status
+from btlab.experiments.estimate import Estimate, knuth_knights, knuth_queens
+from btlab.experiments.knights.solve import DEFAULT_MOVE_ORDER, SplitMix64, solve_knights_tour
+from btlab.experiments.queens.solve import is_canonical, solve_queens
 
 # count-mode nodes of the 5 x 5 knight's tour from each start, row by row (the exact
 # search, compiled or python: 5 x 5 from a corner walks 1,735,079 placements)

@@ -8,13 +8,13 @@ import textwrap
 import pandas as pd
 import pytest
 
-from experiments.estimate import knuth_knights, knuth_queens
-from runner.config import parse_config
-from runner.errors import ConfigError
-from runner.pair_keys import one_per_search, search_columns
-from runner.problems import get_problem
-from runner.report_survival import group_columns as survival_groups
-from runner.sweep import expand
+from btlab.analysis.search_keys import one_per_search, search_columns
+from btlab.config.model import parse_config
+from btlab.errors import ConfigError
+from btlab.experiments.estimate import knuth_knights, knuth_queens
+from btlab.problems import get_problem
+from btlab.sweep.expand import expand
+from btlab.views.report.survival import group_columns as survival_groups
 from tests.helpers.cli import run_main, write
 
 FAKE = '''
@@ -23,8 +23,8 @@ from typing import Literal
 
 import pyarrow as pa
 
-from experiments.core import SearchResult, Status
-from runner.spec import Params, ProblemSpec
+from btlab.experiments.core import SearchResult, Status
+from btlab.problems.spec import Params, ProblemSpec
 
 
 class P(Params):

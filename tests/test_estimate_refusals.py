@@ -10,12 +10,12 @@ from fractions import Fraction
 import pandas as pd
 import pytest
 
-from experiments.estimate import Moments, knuth_knights
-from experiments.queens import solve_queens
-from runner.config import parse_config
-from runner.errors import ConfigError
-from runner.problems import get_problem
-from runner.sweep import expand
+from btlab.config.model import parse_config
+from btlab.errors import ConfigError
+from btlab.experiments.estimate import Moments, knuth_knights
+from btlab.experiments.queens.solve import solve_queens
+from btlab.problems import get_problem
+from btlab.sweep.expand import expand
 from tests.helpers.cli import run_main, write
 
 QUEENS = "name: q\nproblem: n_queens\nprobes: 100\n"
@@ -156,7 +156,7 @@ def test_unique_stays_refused_in_mode_first(tmp_path, capsys):
 def test_report_lists_no_estimate_trial_as_a_hardest_start(tmp_path):
     """The probes' placements are their own cost, not how hard a start is: the report's
     hardest-and-censored table holds the searches only (the estimates have a table)."""
-    from runner.report import render_report
+    from btlab.views.report.page import render_report
     path = write(tmp_path / "m.yaml", """\
         name: m
         problem: knights_tour

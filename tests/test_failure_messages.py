@@ -16,15 +16,15 @@ import pandas as pd
 import pytest
 from test_faults import btlab, write
 
-from runner.execute import MESSAGE_CHARS, ProcessExitCalled, error_message, run_trial
-from runner.failures import LINE_CHARS, LISTED, LIVE, FailureLog, first_line
-from runner.interrupts import catching_signals, counting_signals
-from runner.trial import Trial
+from btlab.execution.execute import MESSAGE_CHARS, ProcessExitCalled, error_message, run_trial
+from btlab.execution.interrupts import catching_signals, counting_signals
+from btlab.sweep.trial import Trial
+from btlab.views.failures import LINE_CHARS, LISTED, LIVE, FailureLog, first_line
 
 
 def _trial(n: int = 6) -> Trial:
-    from runner.config import parse_config
-    from runner.sweep import expand
+    from btlab.config.model import parse_config
+    from btlab.sweep.expand import expand
 
     text = f"name: t\nproblem: n_queens\nfixed: {{n: {n}, mode: count}}\n"
     return expand(parse_config(text, "<t>"))[0]
@@ -215,7 +215,7 @@ budget: {{nodes: 1000, seconds: 10}}
 
 
 def test_a_hangup_stops_the_run_as_ctrl_c_does():
-    from runner.interrupts import signals_seen
+    from btlab.execution.interrupts import signals_seen
 
     before = signals_seen()
     with catching_signals(), pytest.raises(KeyboardInterrupt, match="SIGHUP"):
@@ -291,9 +291,9 @@ def test_a_split_trial_whose_plan_runs_a_hostile_plug_in_gets_an_error_row(
         tmp_path, monkeypatch, rule, first):
     # on Ray the driver plans a split trial, running the plug-in in its own process:
     # os._exit ended the driver with status 0, sys.exit too, KeyboardInterrupt stopped the run
-    from runner.config import parse_config
-    from runner.split_runner import _Job
-    from runner.sweep import expand
+    from btlab.config.model import parse_config
+    from btlab.execution.split_run import _Job
+    from btlab.sweep.expand import expand
 
     write(tmp_path / "hostile.py", PLUGIN + "\ndef leave(board, square, candidates):\n"
           "    sys.exit(0)\n")

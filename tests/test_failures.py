@@ -2,7 +2,7 @@
 listed at the end, MemoryError and other exceptions as error rows, signals never stored as
 a trial's error (Ctrl-C on the compiled engine included), on both backends.
 
-Real processes: the CLI runs as ``python -m runner`` in a session of its own
+Real processes: the CLI runs as ``python -m btlab`` in a session of its own
 (tests/test_faults.py's :class:`Btlab`), faults come through ``BTLAB_TEST_FAULT``.
 """
 
@@ -21,18 +21,18 @@ import pytest
 from helpers.sync import fault_env, release, wait_for
 from test_faults import Btlab, btlab, ids_of, write
 
-from runner.execute import error_message, run_trial
-from runner.failures import LISTED, FailureLog
-from runner.interrupts import catching_signals, is_interrupt, signals_seen
-from runner.problems import get_problem
-from runner.trial import Trial
+from btlab.execution.execute import error_message, run_trial
+from btlab.execution.interrupts import catching_signals, is_interrupt, signals_seen
+from btlab.problems import get_problem
+from btlab.sweep.trial import Trial
+from btlab.views.failures import LISTED, FailureLog
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _trial(n: int = 6) -> Trial:
-    from runner.config import parse_config
-    from runner.sweep import expand
+    from btlab.config.model import parse_config
+    from btlab.sweep.expand import expand
 
     text = f"name: t\nproblem: n_queens\nfixed: {{n: {n}, mode: count}}\n"
     return expand(parse_config(text, "<t>"))[0]
@@ -219,7 +219,7 @@ def test_memory_error_under_ulimit_is_an_error_row_and_the_sweep_goes_on(tmp_pat
         matrix: {n: [8, 13, 15, 9]}
     """)
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "runner", "run", cfg, "--out", out,
+    proc = subprocess.run([sys.executable, "-m", "btlab", "run", cfg, "--out", out,
                            "--backend", "serial", "--quiet"], cwd=ROOT, capture_output=True,
                           text=True, timeout=900, preexec_fn=_limited(3_000_000))
     assert proc.returncode == 1, proc.stdout + proc.stderr

@@ -1,11 +1,11 @@
 """Faults, with real processes: time limits and hangs, killed drivers, dead workers,
 failing trials, bad input and safety.
 
-Tests that need Ray here start their own in a ``python -m runner`` subprocess
+Tests that need Ray here start their own in a ``python -m btlab`` subprocess
 (so that they can inject faults through the environment, kill the driver or
 its workers); the others run the CLI in this process with the serial backend.
 Faults are injected with the test hook ``BTLAB_TEST_FAULT`` (see
-:mod:`runner.execute`): ``hang:<trial-id prefix>``, ``raise:...``, ``crash:...``.
+:mod:`btlab.execution.execute`): ``hang:<trial-id prefix>``, ``raise:...``, ``crash:...``.
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ import pytest
 from helpers.cli import run_main, write
 from helpers.sync import fault_env, release, wait_for
 
-from runner.backends import HANG_FACTOR, HANG_GRACE_SECONDS
-from runner.config import load_config
-from runner.errors import BackendError
-from runner.store import ResultStore, part_files, work_dir
-from runner.sweep import expand
+from btlab.config.model import load_config
+from btlab.errors import BackendError
+from btlab.execution.backends import HANG_FACTOR, HANG_GRACE_SECONDS
+from btlab.store.folder import ResultStore, part_files, work_dir
+from btlab.sweep.expand import expand
 
 ROOT = Path(__file__).resolve().parent.parent
 COUNTERS = ["status", "nodes", "backtracks", "dead_ends", "checks", "solutions", "max_depth"]
@@ -40,7 +40,7 @@ COUNTERS = ["status", "nodes", "backtracks", "dead_ends", "checks", "solutions",
 
 
 class Btlab:
-    """``python -m runner ARGS`` as a real process, in a session of its own.
+    """``python -m btlab ARGS`` as a real process, in a session of its own.
 
     Output goes to files (a pipe would be held open by Ray processes that outlive
     a killed driver). While it runs, the pids of its descendants are collected, so
@@ -53,7 +53,7 @@ class Btlab:
         self._out = tempfile.TemporaryFile("w+")
         self._err = tempfile.TemporaryFile("w+")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "runner", *map(str, args)],
+            [sys.executable, "-m", "btlab", *map(str, args)],
             env={**os.environ, "RAY_ADDRESS": "", "PYTHONFAULTHANDLER": "1", **(env or {})},
             cwd=cwd, stdout=self._out, stderr=self._err, start_new_session=True)
         self.pid = self.proc.pid
@@ -100,7 +100,7 @@ class Btlab:
 
 
 def btlab(*args, env: dict | None = None, timeout: float = 120, cwd=None) -> Btlab:
-    """Run ``python -m runner ARGS`` to the end (see :class:`Btlab`)."""
+    """Run ``python -m btlab ARGS`` to the end (see :class:`Btlab`)."""
     return Btlab(*args, env=env, cwd=cwd).wait(timeout)
 
 
@@ -619,7 +619,7 @@ def test_unreadable_config_exits_2(config_arg, fragment, tmp_path, monkeypatch, 
 
 
 def test_real_process_exit_status_2_for_bad_input(tmp_path):
-    """The same refusals from a real `python -m runner` process: exit status 2, one message."""
+    """The same refusals from a real `python -m btlab` process: exit status 2, one message."""
     bad = write(tmp_path / "bad.yaml", GOOD + "seed: !!python/object/apply:os.system [echo x]\n")
     proc = btlab("run", bad, cwd=tmp_path)
     assert proc.returncode == 2
@@ -650,7 +650,7 @@ def test_validate_prints_the_count_and_samples_and_runs_nothing(tmp_path, monkey
 def test_ray_dashboard_is_off_unless_asked_for_and_never_joins_a_foreign_cluster(monkeypatch):
     import ray
 
-    from runner.backends import RayBackend
+    from btlab.execution.backends import RayBackend
 
     calls = []
 
@@ -663,7 +663,7 @@ def test_ray_dashboard_is_off_unless_asked_for_and_never_joins_a_foreign_cluster
     monkeypatch.setattr(ray, "shutdown", lambda: None)
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     # no Ray starts here: leave the session's RAY_AUTH_* environment alone
-    monkeypatch.setattr("runner.ray_backend.private_token_for_local_ray", lambda: None)
+    monkeypatch.setattr("btlab.execution.ray_backend.private_token_for_local_ray", lambda: None)
     RayBackend(workers=2)
     assert calls[0]["include_dashboard"] is False
     import importlib.util

@@ -1,5 +1,5 @@
-"""The end-of-run headline read in constant memory per trial key (runner.headline_rows),
-the run's compact set of trial ids (runner.trial_ids), and the memory bench on a tiny size."""
+"""The end-of-run headline read in constant memory per trial key (btlab.views.headline_rows),
+the run's compact set of trial ids (btlab.sweep.trial_ids), and the memory bench on a tiny size."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from runner.config import parse_config
-from runner.execute import METRIC_COLUMNS, run_trial
-from runner.headline_rows import BATCH_ROWS, headline_rows
-from runner.store import ResultStore, load_rows
-from runner.sweep import expand
-from runner.tables import TRIAL_COLUMNS, one_per_trial
-from runner.trial_ids import TrialIds
+from btlab.config.model import parse_config
+from btlab.execution.execute import METRIC_COLUMNS, run_trial
+from btlab.store.folder import ResultStore, load_rows
+from btlab.sweep.expand import expand
+from btlab.sweep.trial_ids import TrialIds
+from btlab.views.headline_rows import BATCH_ROWS, headline_rows
+from btlab.views.tables import TRIAL_COLUMNS, one_per_trial
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -58,7 +58,7 @@ def test_headline_rows_match_the_full_load_with_retries_stale_rows_and_errors(tm
     # what the full load gives, reduced as every headline reduces it
     full = load_rows(tmp_path / "out", columns=_columns(config))
     full = full[full["trial_id"].isin(set(wanted))].drop(columns="trial_id")
-    from runner.problems import get_problem
+    from btlab.problems import get_problem
     expect = one_per_trial(full, get_problem("n_queens")).sort_values("n").reset_index(drop=True)
     got = found.frame.sort_values("n").reset_index(drop=True)
     assert len(got) == 3
@@ -115,7 +115,7 @@ def test_the_memory_bench_runs_on_a_tiny_size():
 
 
 def test_run_prints_the_headline_of_the_config_trials_only(tmp_path, capsys):
-    from runner.cli import main
+    from btlab.cli.main import main
 
     cfg = tmp_path / "lean.yaml"
     cfg.write_text(CONFIG)

@@ -15,12 +15,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.checker import InvalidSolution, check_queens, check_tour
-from runner.cli import main
-from runner.config import MAX_BUDGET_SECONDS, load_config, parse_config
-from runner.errors import ConfigError
-from runner.sweep import expand
-from runner.yaml_source import MAX_CONFIG_BYTES
+from btlab.cli.main import main
+from btlab.config.model import MAX_BUDGET_SECONDS, load_config, parse_config
+from btlab.config.yaml_positions import MAX_CONFIG_BYTES
+from btlab.errors import ConfigError
+from btlab.experiments.checker import InvalidSolution, check_queens, check_tour
+from btlab.sweep.expand import expand
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = "name: t\nproblem: knights_tour\nfixed: {board: [3, 4]}\n"
@@ -187,7 +187,7 @@ def test_a_fifo_is_refused_without_blocking(tmp_path):
     link.symlink_to(fifo)
     # in a child process: a regression that opens the FIFO blocking would hang, not fail
     for path in (fifo, link):
-        proc = subprocess.run([sys.executable, "-m", "runner.cli", "validate", str(path)],
+        proc = subprocess.run([sys.executable, "-m", "btlab.cli.main", "validate", str(path)],
                               cwd=ROOT, capture_output=True, text=True, timeout=60,
                               env={**os.environ, "PYTHONPATH": str(ROOT)})
         assert proc.returncode == 2, proc.stderr
@@ -389,7 +389,7 @@ def test_a_plugin_parameter_its_column_cannot_hold_is_refused(tmp_path, monkeypa
     (tmp_path / "wide_toy.py").write_text(textwrap.dedent("""\
         import pyarrow as pa
         from pydantic import StrictInt
-        from runner.spec import Params, ProblemSpec
+        from btlab.problems.spec import Params, ProblemSpec
 
         class WideParams(Params):
             n: StrictInt

@@ -7,10 +7,10 @@ import itertools
 
 import pytest
 
-from runner.config import parse_config
-from runner.matrix import _product
-from runner.seeds import seed_count, seed_values
-from runner.sweep import iter_trials, plan_size
+from btlab.config.model import parse_config
+from btlab.config.seeds import seed_count, seed_values
+from btlab.sweep.expand import iter_trials, plan_size
+from btlab.sweep.matrix import _product
 from tests.helpers.cli import run_main, write
 
 HEAD = ("name: s\nproblem: knights_tour\n"

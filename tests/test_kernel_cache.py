@@ -3,7 +3,7 @@
 Numba checks a cached kernel against its own file only; the kernels also inline
 the return codes of ``experiments/compiled/_driver.py`` and call kernels of other
 files. These tests edit a dependency in a copy of the package and check that the
-cache follows (:mod:`experiments.compiled._cache`).
+cache follows (:mod:`btlab.experiments.compiled._cache`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers.site import btlab_site
 
 ROOT = Path(__file__).resolve().parent.parent
 DRIVER_CODES = "PAUSED, SOLVED, EXHAUSTED, NODE_LIMIT, BACKTRACK_LIMIT = 0, 1, 2, 3, 4"
@@ -29,9 +30,11 @@ RENUMBERED = "PAUSED, SOLVED, EXHAUSTED, NODE_LIMIT, BACKTRACK_LIMIT = 0, 2, 1, 
 
 
 def copy_package(dest: Path) -> Path:
-    """A copy of ``experiments/`` under ``dest`` (no cache files); returns ``dest``."""
-    shutil.copytree(ROOT / "experiments", dest / "experiments",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    """A copy of ``experiments/`` and ``runner/`` under ``dest`` (no cache files), with
+    ``dest/site`` the package ``btlab`` made of links into them; returns ``dest``."""
+    for part in ("experiments", "runner"):
+        shutil.copytree(ROOT / part, dest / part, ignore=shutil.ignore_patterns("__pycache__"))
+    btlab_site(dest, dest / "site")
     return dest
 
 
@@ -53,12 +56,12 @@ def test_the_key_changes_with_every_dependency_and_only_with_them(tmp_path):
     sources = cache.kernel_sources()
     names = {p.relative_to(root).as_posix() for p in sources}
     # the package itself and what its kernels inline: return codes, geometry, counters' shapes
-    assert {"experiments/compiled/_driver.py", "experiments/compiled/knights_kernel.py",
+    assert {"experiments/compiled/_driver.py", "experiments/compiled/knights/kernel.py",
             "experiments/compiled/queens_kernel.py", "experiments/compiled/estimate_kernel.py",
             "experiments/compiled/__init__.py", "experiments/compiled/_cache.py",
-            "experiments/core.py", "experiments/knights.py",
-            "experiments/knights_geometry.py"} <= names
-    assert "experiments/queens.py" not in names          # no kernel imports it
+            "experiments/core.py", "experiments/knights/solve.py",
+            "experiments/knights/board.py"} <= names
+    assert "experiments/queens/solve.py" not in names          # no kernel imports it
     key = cache.cache_key()
     assert key.startswith("kernels-") and len(key) == len("kernels-") + 20
     assert cache.cache_key() == key                       # nothing changed: the same key
@@ -72,7 +75,7 @@ def test_the_key_changes_with_every_dependency_and_only_with_them(tmp_path):
         path.write_bytes(data)
         assert cache.cache_key() == key, path
     # a module no kernel imports: the same key
-    other = root / "experiments" / "queens.py"
+    other = root / "experiments" / "queens" / "solve.py"
     other.write_bytes(other.read_bytes() + b"\n# an edit\n")
     assert cache.cache_key() == key
     # btlab's version is part of the key
@@ -90,15 +93,15 @@ def test_the_key_is_the_same_wherever_the_code_is(tmp_path):
 def test_a_new_import_in_a_kernel_module_joins_the_key(tmp_path):
     root = copy_package(tmp_path / "code")
     cache = load_cache_module(root)
-    queens = root / "experiments" / "queens.py"
+    queens = root / "experiments" / "queens" / "solve.py"
     assert queens not in cache.kernel_sources()
     kernel = root / "experiments" / "compiled" / "queens_kernel.py"
     kernel.write_text(kernel.read_text() + textwrap.dedent("""
         def _later():
-            from .. import (
-                queens,  # a deferred import, in parentheses
+            from ..queens import (
+                solve,  # a deferred import, in parentheses
             )
-            return queens
+            return solve
         """))
     assert queens in cache.kernel_sources()
     before = cache.cache_key()
@@ -140,7 +143,7 @@ def _ast_imports(path: Path, top: Path) -> set[Path]:
 
 def test_the_sources_cover_every_module_the_kernels_import():
     """The text scan of :func:`kernel_sources` against a full parse of the same modules."""
-    from experiments.compiled import _cache
+    from btlab.experiments.compiled import _cache
 
     sources = set(_cache.kernel_sources())
     top = ROOT / "experiments"
@@ -156,8 +159,8 @@ def test_the_sources_cover_every_module_the_kernels_import():
 
 
 def test_the_version_is_the_one_btlab_reports():
-    from experiments.compiled import _cache
-    from runner.provenance import version
+    from btlab.experiments.compiled import _cache
+    from btlab.store.provenance import version
 
     assert _cache.btlab_version() == version()
 
@@ -166,7 +169,7 @@ def test_an_unusable_root_is_skipped_and_the_folder_is_keyed(tmp_path, monkeypat
     pytest.importorskip("numba")
     import numba
 
-    from experiments.compiled import _cache
+    from btlab.experiments.compiled import _cache
 
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
@@ -188,10 +191,10 @@ def test_an_unusable_root_is_skipped_and_the_folder_is_keyed(tmp_path, monkeypat
 
 
 def test_the_code_shipped_to_cluster_workers_leaves_the_caches_behind(tmp_path):
-    """``py_modules`` ships ``experiments/`` and ``runner/`` to the workers; the driver's
+    """``py_modules`` ships the one package ``btlab`` to the workers; the driver's
     ``__pycache__`` (bytecode, compiled kernels a copy at another path never reads) stays."""
     packaging = pytest.importorskip("ray._private.runtime_env.packaging")
-    from runner.ray_backend import _code_runtime_env
+    from btlab.execution.ray_backend import _code_runtime_env
 
     root = copy_package(tmp_path / "code") / "experiments"
     (root / "compiled" / "__pycache__" / "kernels-0" / "compiled_0").mkdir(parents=True)
@@ -213,7 +216,7 @@ def test_the_code_shipped_to_cluster_workers_leaves_the_caches_behind(tmp_path):
 
 _PROBE = textwrap.dedent("""\
     import json
-    from experiments.compiled import (CACHE_DIR, knights_kernel, queens_kernel,
+    from btlab.experiments.compiled import (CACHE_DIR, knights_kernel, queens_kernel,
                                       solve_knights_compiled, solve_queens_compiled, warm_up)
     ns = warm_up("knights") + warm_up("queens")
     tour = solve_knights_compiled(5, 5, (0, 0))
@@ -230,7 +233,7 @@ _PROBE = textwrap.dedent("""\
 
 def _start(root: Path, cache: Path) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
-    env.update(PYTHONPATH=str(root), BTLAB_CACHE_DIR=str(cache))
+    env.update(PYTHONPATH=str(root / "site"), BTLAB_CACHE_DIR=str(cache))
     return subprocess.Popen([sys.executable, "-c", _PROBE], cwd=root, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
@@ -310,13 +313,12 @@ def test_cluster_workers_sharing_a_cache_folder_follow_an_edited_dependency(tmp_
     from helpers.ray_cli import ray_cli_cluster, user_env
 
     root = copy_package(tmp_path / "code")
-    shutil.copytree(ROOT / "runner", root / "runner", ignore=shutil.ignore_patterns("__pycache__"))
     cache = tmp_path / "cache"
     (tmp_path / "home").mkdir()
     node = {k: v for k, v in user_env(tmp_path / "home").items()
             if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
     node["BTLAB_CACHE_DIR"] = str(cache)
-    driver_env = {**node, "PYTHONPATH": str(root)}
+    driver_env = {**node, "PYTHONPATH": str(root / "site")}
     (tmp_path / "tour.yaml").write_text(TOUR)
     (tmp_path / "count.yaml").write_text(COUNT)
 
@@ -324,7 +326,7 @@ def test_cluster_workers_sharing_a_cache_folder_follow_an_edited_dependency(tmp_
         rows = []
         for config in ("tour", "count"):
             out = tmp_path / f"{config}-{tag}"
-            cmd = [sys.executable, "-m", "runner", "run", tmp_path / f"{config}.yaml",
+            cmd = [sys.executable, "-m", "btlab", "run", tmp_path / f"{config}.yaml",
                    "--address", address, "--out", out, "--quiet"]
             done = subprocess.run(cmd, env=driver_env, cwd=root, capture_output=True,
                                   text=True, timeout=600)

@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from experiments.checker import InvalidSolution, check_tour
-from experiments.core import Budget, Status
-from experiments.knights import (
+from btlab.experiments.checker import InvalidSolution, check_tour
+from btlab.experiments.core import Budget, Status
+from btlab.experiments.knights.solve import (
     DEFAULT_MOVE_ORDER,
     HEURISTICS,
     KnightBoard,

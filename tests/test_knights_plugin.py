@@ -13,9 +13,9 @@ import random
 
 import pytest
 
-from experiments.checker import check_tour
-from experiments.core import Status
-from experiments.knights import (
+from btlab.experiments.checker import check_tour
+from btlab.experiments.core import Status
+from btlab.experiments.knights.solve import (
     DEFAULT_MOVE_ORDER,
     HeuristicError,
     KnightBoard,
@@ -24,7 +24,7 @@ from experiments.knights import (
     rule_uses_rng,
     solve_knights_tour,
 )
-from experiments.split import SplitError, plan_split, run_task, solve_split
+from btlab.experiments.split.subtrees import SplitError, plan_split, run_task, solve_split
 
 ALL_STRATEGIES = ["recursive", "iterative", "amb"]
 

@@ -18,10 +18,10 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
-from runner import analysis
-from runner.cli import main
-from runner.report import _Collector, rich_table_html
-from runner.summary import print_by_node, print_headline
+from btlab import analysis
+from btlab.cli.main import main
+from btlab.views.headline import print_by_node, print_headline
+from btlab.views.report.page import _Collector, rich_table_html
 
 PLUGIN_DIR = Path(__file__).resolve().parent / "plugins"
 MESSAGE = "[/bold] bad [red]x[/red] rule"
@@ -157,8 +157,8 @@ def test_headline_tables_take_values_literally_on_a_markup_console(
 
 def test_plots_draw_values_literally(queens_folder):
     """A ``$`` in a value starts no mathtext (``$\\frac$`` would fail to draw)."""
-    from runner import plots
-    from runner.html import figure_data_uri
+    from btlab.views import plots
+    from btlab.views.report.html import figure_data_uri
 
     df = analysis.load(queens_folder)
     names = {"recursive": r"[/bold] $\frac$", "iterative": "[red]x[/red] $1"}

@@ -2,7 +2,7 @@
 
 The first tests are the examples of GitHub's own documentation ("Using a matrix
 for your jobs", docs.github.com), with the job lists it gives; then the same
-rules on btlab configs; then counts: :func:`runner.sweep.count_trials` against
+rules on btlab configs; then counts: :func:`btlab.sweep.expand.count_trials` against
 ``len(expand(...))`` on hundreds of generated configs, and a 4,000,000-trial
 sweep counted without being expanded.
 """
@@ -15,11 +15,11 @@ import time
 
 import pytest
 
-from runner.cli import main
-from runner.config import parse_config
-from runner.errors import ConfigError
-from runner.matrix import combinations
-from runner.sweep import EXACT_COUNT_BLOCKS, check_trial_cap, count_trials, expand, plan_size
+from btlab.cli.main import main
+from btlab.config.model import parse_config
+from btlab.errors import ConfigError
+from btlab.sweep.expand import EXACT_COUNT_BLOCKS, check_trial_cap, count_trials, expand, plan_size
+from btlab.sweep.matrix import combinations
 
 BASE = "name: t\nproblem: knights_tour\n"
 

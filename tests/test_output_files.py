@@ -1,7 +1,7 @@
 """Files btlab writes outside a results folder: only regular files, whole or not at all.
 
-``btlab report -o P``, :func:`runner.figures.save` and ``python -m
-runner.docs_tables --write`` all write through :mod:`runner.outfile`: a FIFO,
+``btlab report -o P``, :func:`btlab.views.plots.figure_files.save` and ``python -m
+btlab.views.docs_tables --write`` all write through :mod:`btlab.views.outfile`: a FIFO,
 a device, a socket, a directory or a symbolic link at P is refused (exit 2,
 nothing written), a full disk or an I/O error gives exit 3, and no temporary
 is ever left behind.
@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 from matplotlib.figure import Figure
 
-from runner import docs_tables, figures, outfile
-from runner.cli import main
-from runner.errors import OutputPathError, WriteError
+from btlab.cli.main import main
+from btlab.errors import OutputPathError, WriteError
+from btlab.views import docs_tables, outfile
+from btlab.views.plots import figure_files as figures
 
 CONFIG = textwrap.dedent("""\
     name: out-files

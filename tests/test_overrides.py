@@ -9,11 +9,11 @@ import textwrap
 import pyarrow.parquet as pq
 import pytest
 
-from runner.cli import main
-from runner.config import load_config, parse_config
-from runner.errors import ConfigError
-from runner.store import config_of, load_rows, newest_meta, part_files
-from runner.sweep import expand
+from btlab.cli.main import main
+from btlab.config.model import load_config, parse_config
+from btlab.errors import ConfigError
+from btlab.store.folder import config_of, load_rows, newest_meta, part_files
+from btlab.sweep.expand import expand
 
 SWEEP = textwrap.dedent("""\
     name: over
@@ -302,7 +302,7 @@ def test_a_changed_name_is_another_config(small, tmp_path, capsys):
 
 
 def test_the_report_names_the_overrides(small, tmp_path):
-    from runner.report import write_report
+    from btlab.views.report.page import write_report
 
     out = tmp_path / "out"
     assert cli("run", small, "--backend", "serial", "--out", out, "--quiet",
@@ -319,7 +319,7 @@ def documented_override_commands() -> list[list[str]]:
     import shlex
     from pathlib import Path
 
-    from runner.cli import _EPILOG
+    from btlab.cli.main import _EPILOG
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     lines = _EPILOG.splitlines() + [x for block in re.findall(r"```bash\n(.*?)```", readme, re.S)

@@ -1,8 +1,8 @@
-"""The wheel `pip install .` builds holds every module of the source tree.
+"""The wheel `pip install .` builds holds every module of the source tree, under ``btlab/``.
 
-The tests import btlab from the source tree, so a package missing from the
-distribution (a new subpackage not listed in pyproject.toml) would pass them
-all and break the README's quick start on a fresh machine.
+A package missing from the distribution (a new subpackage setup.py does not
+find) would break the README's quick start on a fresh machine; a file outside
+``btlab/`` would install a second top-level name.
 """
 
 from __future__ import annotations
@@ -22,8 +22,16 @@ def test_wheel_holds_every_module(tmp_path):
         capture_output=True, text=True, timeout=300, check=False)
     assert build.returncode == 0, build.stderr
     wheel = next(tmp_path.glob("btlab-*.whl"))
-    inside = {n for n in zipfile.ZipFile(wheel).namelist() if n.endswith(".py")}
-    source = {str(p.relative_to(ROOT)) for pkg in ("experiments", "runner")
+    names = zipfile.ZipFile(wheel).namelist()
+    inside = {n for n in names if n.endswith(".py")}
+    # runner/ installs as btlab/, experiments/ as btlab/experiments/
+    where = {"runner": "btlab", "experiments": "btlab/experiments"}
+    source = {f"{where[pkg]}/{p.relative_to(ROOT / pkg).as_posix()}"
+              for pkg in ("experiments", "runner")
               for p in (ROOT / pkg).rglob("*.py") if "__pycache__" not in p.parts}
-    assert "runner/problems/knights_tour/views.py" in source
+    assert "btlab/problems/knights_tour/views.py" in source
+    assert "btlab/experiments/compiled/knights/kernel.py" in source
     assert source - inside == set()
+    assert "btlab/_build_info.py" in inside and "btlab/py.typed" in names
+    # one import name: nothing outside btlab/ but the dist-info
+    assert {n.split("/")[0] for n in names} == {"btlab", wheel.name.split("-py3")[0] + ".dist-info"}

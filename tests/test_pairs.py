@@ -1,7 +1,7 @@
 """Pairing on the search, the report's pairwise comparisons and survival view, their plots.
 
 Built DataFrames only (no runs): the knight's tour and N-Queens rows as
-:func:`runner.analysis.load` returns them, with the columns these functions read.
+:func:`btlab.analysis.load` returns them, with the columns these functions read.
 """
 
 from __future__ import annotations
@@ -11,12 +11,13 @@ import re
 import pandas as pd
 import pytest
 
-from runner import analysis, plots
-from runner.pair_keys import SEED, TREE, one_per_search, search_columns, with_keys
-from runner.problems import KNIGHTS_TOUR, N_QUEENS
-from runner.report_pairs import pairs_section, plan_pairs
-from runner.report_survival import group_columns, survival_section
-from runner.survival_plots import CENSOR_MARK
+from btlab import analysis
+from btlab.analysis.search_keys import SEED, TREE, one_per_search, search_columns, with_keys
+from btlab.problems import KNIGHTS_TOUR, N_QUEENS
+from btlab.views import plots
+from btlab.views.plots.survival import CENSOR_MARK
+from btlab.views.report.pairs import pairs_section, plan_pairs
+from btlab.views.report.survival import group_columns, survival_section
 
 
 def knights(heuristic: str, results: list[tuple[str, int]], *, budget: int = 1_000,

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from helpers.sync import fault_env, release
 
-from runner.cli import main
-from runner.errors import BtlabError
-from runner.progress import INTERVAL_ENV, LogProgress, format_duration, log_interval
+from btlab.cli.main import main
+from btlab.errors import BtlabError
+from btlab.views.progress import INTERVAL_ENV, LogProgress, format_duration, log_interval
 
 ROOT = Path(__file__).resolve().parent.parent
 LINE = re.compile(r"^progress: (\d+)/(\d+) trials \((\d+)%\), ([\d.,]+) trials/s, "
@@ -116,7 +116,7 @@ def test_a_run_logged_to_a_file_shows_progress_while_it_runs(tmp_path):
                 **fault_env(tmp_path / "hook", "raise:" + _trial_id(config, [1, 3]),
                             "block:" + _trial_id(config, [1, 2]))})
     with open(log, "w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "runner", "run", str(config),
+        proc = subprocess.Popen([sys.executable, "-m", "btlab", "run", str(config),
                                  "--backend", "serial", "--out", str(tmp_path / "out")],
                                 stdout=out, stderr=subprocess.STDOUT, env=env, cwd=tmp_path)
     try:
@@ -155,8 +155,8 @@ def test_a_run_logged_to_a_file_shows_progress_while_it_runs(tmp_path):
 
 
 def _trial_id(config: Path, start: list[int]) -> str:
-    from runner.config import load_config
-    from runner.sweep import iter_trials
+    from btlab.config.model import load_config
+    from btlab.sweep.expand import iter_trials
 
     ids = [t.trial_id for t in iter_trials(load_config(config))
            if [t.columns["start_row"], t.columns["start_col"]] == start]

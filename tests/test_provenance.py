@@ -20,9 +20,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from runner import provenance
-from runner.cli import main
-from runner.provenance import build_info_source, git_state, write_build_info
+from btlab.cli.main import main
+from btlab.store import provenance
+from btlab.store.provenance import build_info_source, git_state, write_build_info
 
 ROOT = Path(__file__).resolve().parent.parent
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
@@ -80,7 +80,7 @@ def test_version_prints_the_version_and_the_commit(capsys):
 
 
 def test_version_exits_0_as_a_command():
-    proc = subprocess.run([sys.executable, "-m", "runner", "--version"], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "btlab", "--version"], capture_output=True,
                           text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(f"btlab {VERSION} (git ")
@@ -130,25 +130,26 @@ def test_build_py_and_sdist_record_the_commit_and_the_installed_code_reads_it(tm
         subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(lib)],
                        cwd=where, env=clean_env(), check=True, capture_output=True, timeout=120)
         namespace: dict = {}
-        exec((lib / "runner" / "_build_info.py").read_text(), namespace)
+        exec((lib / "btlab" / "_build_info.py").read_text(), namespace)
         return {"commit": namespace["COMMIT"], "dirty": namespace["DIRTY"]}
 
     lib = tmp_path / "lib"
     assert build(src, lib) == {"commit": head, "dirty": False}
     assert not (src / "runner" / "_build_info.py").exists()  # never written into the source
-    assert (lib / "runner" / "problems" / "knights_tour" / "__init__.py").is_file()
+    assert (lib / "btlab" / "problems" / "knights_tour" / "__init__.py").is_file()
+    assert (lib / "btlab" / "experiments" / "knights" / "solve.py").is_file()
 
     # the built code, run with no .git next to it, reads the record: rows and --version
     (tmp_path / "tiny.yaml").write_text(TINY)
     env = {**clean_env(), "PYTHONPATH": str(lib)}
-    run = subprocess.run([sys.executable, "-m", "runner", "run", "tiny.yaml", "--backend",
+    run = subprocess.run([sys.executable, "-m", "btlab", "run", "tiny.yaml", "--backend",
                           "serial", "--out", "out", "--quiet"], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     df = pd.read_parquet(tmp_path / "out")
     assert list(df["git_commit"]) == [head, head]
     assert list(df["git_dirty"]) == [False, False]
-    version = subprocess.run([sys.executable, "-m", "runner", "--version"], cwd=tmp_path,
+    version = subprocess.run([sys.executable, "-m", "btlab", "--version"], cwd=tmp_path,
                              env=env, capture_output=True, text=True, timeout=60)
     # a bare build folder has no pyproject.toml: the version is the installed distribution's
     # (this interpreter's, if btlab is installed in it), else unknown
@@ -241,9 +242,9 @@ def test_pip_install_from_a_clone_records_its_head(tmp_path):
 def test_rows_run_from_this_tree_carry_its_state_and_compare_ignores_it(tmp_path, capsys):
     import pyarrow.parquet as pq
 
-    from runner.compare import compare_folders
-    from runner.report import write_report
-    from runner.store import part_files
+    from btlab.analysis.folder_diff import compare_folders
+    from btlab.store.folder import part_files
+    from btlab.views.report.page import write_report
 
     config = tmp_path / "tiny.yaml"
     config.write_text(TINY)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from experiments.checker import InvalidSolution, check_queens
-from experiments.core import Budget, Mode, Status
-from experiments.queens import (
+from btlab.experiments.checker import InvalidSolution, check_queens
+from btlab.experiments.core import Budget, Mode, Status
+from btlab.experiments.queens.solve import (
     PRODUCT_SEED,
     STRATEGIES,
     construct_queens,

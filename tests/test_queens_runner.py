@@ -7,11 +7,11 @@ import textwrap
 import pandas as pd
 import pytest
 
-from experiments.checker import check_queens
-from runner.cli import main
-from runner.config import load_config, parse_config
-from runner.errors import ConfigError
-from runner.sweep import expand
+from btlab.cli.main import main
+from btlab.config.model import load_config, parse_config
+from btlab.errors import ConfigError
+from btlab.experiments.checker import check_queens
+from btlab.sweep.expand import expand
 
 A000170 = {4: 2, 5: 10, 6: 4, 7: 40, 8: 92, 9: 352}
 SAME_TREE = ["recursive", "iterative", "amb", "bitmask"]

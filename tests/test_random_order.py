@@ -1,7 +1,7 @@
 """`heuristic: none` with `tie_break: random`: a random move order at every placement.
 
 At each placement the unvisited onward squares, in move order, are shuffled by
-Fisher-Yates with the trial's SplitMix64 stream (experiments.knights_board.shuffle);
+Fisher-Yates with the trial's SplitMix64 stream (btlab.experiments.knights.ordering.shuffle);
 the compiled kernel draws the same numbers, so both engines give equal counters.
 """
 
@@ -14,14 +14,19 @@ from collections import Counter
 import pandas as pd
 import pytest
 
-from experiments.checker import check_tour
-from experiments.compiled import solve_knights_compiled
-from experiments.core import Status
-from experiments.knights import KnightBoard, SplitMix64, make_orderer, solve_knights_tour
-from experiments.knights_board import shuffle
-from experiments.split import SplitError, plan_split
-from runner.cli import main
-from runner.problems.knights_tour import seeded, to_columns
+from btlab.cli.main import main
+from btlab.experiments.checker import check_tour
+from btlab.experiments.compiled import solve_knights_compiled
+from btlab.experiments.core import Status
+from btlab.experiments.knights.ordering import shuffle
+from btlab.experiments.knights.solve import (
+    KnightBoard,
+    SplitMix64,
+    make_orderer,
+    solve_knights_tour,
+)
+from btlab.experiments.split.subtrees import SplitError, plan_split
+from btlab.problems.knights_tour import seeded, to_columns
 
 RANDOM = dict(heuristic="none", tie_break="random")
 # the exact 5 x 5 count-mode tree from a corner: 304 tours, whatever the order

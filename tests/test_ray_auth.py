@@ -1,4 +1,4 @@
-"""runner.ray_auth without starting Ray: the environment it sets, the messages it gives.
+"""btlab.execution.ray_auth without starting Ray: the environment it sets, the messages it gives.
 
 The clusters themselves are in tests/test_cluster.py.
 """
@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from runner import ray_auth
-from runner.ray_auth import (
+from btlab.execution import ray_auth
+from btlab.execution.ray_auth import (
     AUTH_MODE,
     AUTH_TOKEN,
     AUTH_TOKEN_PATH,

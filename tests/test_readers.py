@@ -20,10 +20,10 @@ import pyarrow.parquet as pq
 import pytest
 from helpers.cli import write
 
-import runner.store_io
-from runner.cli import main
-from runner.config import load_config
-from runner.store import ResultStore, part_files, work_dir
+import btlab.store.writes
+from btlab.cli.main import main
+from btlab.config.model import load_config
+from btlab.store.folder import ResultStore, part_files, work_dir
 
 SWEEP = """\
     name: readers
@@ -88,7 +88,7 @@ def test_every_reader_reads_the_folder_while_a_run_writes_a_part(folder, monkeyp
         assert (work_dir(out) / "lock").exists()
         seen.append({name: len(df) for name, df in read_all(out).items()})
 
-    monkeypatch.setattr(runner.store_io.pq, "write_table", write_table)
+    monkeypatch.setattr(btlab.store.writes.pq, "write_table", write_table)
     assert run_serial(cfg, out, "matrix.start=[[0,0],[3,3],[4,4]]") == 0
     assert seen == [{name: 6 for name in READERS}]
     assert not work_dir(out).exists()

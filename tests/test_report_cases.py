@@ -29,16 +29,11 @@ import pytest
 from test_analysis import check_report, write_queens, write_synthetic
 from test_report_shapes import html_tables
 
-from runner import analysis
-from runner.cli import main
-from runner.problems import get_problem
-from runner.report import render_report
-from runner.report_cases import (
-    SORT_SCRIPT,
-    cases_section,
-    hardest_cases,
-    per_start_section,
-)
+from btlab import analysis
+from btlab.cli.main import main
+from btlab.problems import get_problem
+from btlab.views.report.cases import SORT_SCRIPT, cases_section, hardest_cases, per_start_section
+from btlab.views.report.page import render_report
 
 KNIGHTS = get_problem("knights_tour")
 QUEENS = get_problem("n_queens")

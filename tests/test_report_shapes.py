@@ -19,8 +19,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from runner.cli import main
-from runner.selection import older_rows_sentence
+from btlab.analysis.counted_rows import older_rows_sentence
+from btlab.cli.main import main
 
 PLUGIN_DIR = Path(__file__).resolve().parent / "plugins"
 #: Makes every trial raise (trial ids are 16 hex digits; the test hook matches prefixes).
@@ -452,9 +452,9 @@ def test_a_whole_sweep_is_counted_without_expanding_its_config(tmp_path, monkeyp
                                                                edited_folder):
     """A folder holding exactly one config's trials needs no expansion (a million-trial sweep
     takes about a minute to expand); an edited folder is expanded, with the same answer."""
-    from runner import sweep
-    from runner.selection import current_trial_ids, select_rows
-    from runner.store import load_rows
+    from btlab.analysis.counted_rows import current_trial_ids, select_rows
+    from btlab.store.folder import load_rows
+    from btlab.sweep import expand as sweep
 
     out = run_shape(tmp_path, monkeypatch, SHAPES[1][1], None)   # 25 node_limit trials
     df = load_rows(out)

@@ -1,17 +1,17 @@
-"""Restarts (runner/restarts.py): the policies, the attempt seeds, exact counters, refusals."""
+"""Restarts (runner/config/restarts.py): the policies, attempt seeds, exact counters, refusals."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
-from runner.config import parse_config
-from runner.errors import ConfigError
-from runner.execute import run_trial
-from runner.problems import get_problem
-from runner.restarts import Restarts, attempt_seed, luby, run_restarts
-from runner.sweep import expand
-from runner.trial import Trial
+from btlab.config.model import parse_config
+from btlab.config.restarts import Restarts, attempt_seed, luby, run_restarts
+from btlab.errors import ConfigError
+from btlab.execution.execute import run_trial
+from btlab.problems import get_problem
+from btlab.sweep.expand import expand
+from btlab.sweep.trial import Trial
 from tests.helpers.cli import run_main, write
 
 KNIGHTS = get_problem("knights_tour")
@@ -309,7 +309,7 @@ def test_bad_overrides_exit_2(tmp_path, capsys):
 
 
 def test_a_restart_trial_is_backtrack_free_only_on_its_first_attempt():
-    from runner.tables import status_and_work
+    from btlab.views.tables import status_and_work
 
     df = pd.DataFrame({"g": ["a"] * 4, "status": ["solved"] * 4, "nodes": [36, 80, 36, 36],
                        "backtracks": [0, 0, 0, 0], "abandoned": [None, 44, 0, None],

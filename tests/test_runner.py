@@ -8,11 +8,11 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from experiments.checker import check_tour
-from runner.cli import main
-from runner.config import load_config
-from runner.store import SCHEMA_VERSION, part_files
-from runner.sweep import expand
+from btlab.cli.main import main
+from btlab.config.model import load_config
+from btlab.experiments.checker import check_tour
+from btlab.store.folder import SCHEMA_VERSION, part_files
+from btlab.sweep.expand import expand
 
 COUNTERS = ["status", "nodes", "backtracks", "dead_ends", "checks", "solutions", "max_depth"]
 

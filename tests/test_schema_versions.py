@@ -19,11 +19,11 @@ import pyarrow.parquet as pq
 import pytest
 from helpers.cli import run_main, write
 
-from runner import analysis
-from runner.censoring import CENSORED
-from runner.report import render_report
-from runner.schema import SCHEMA_VERSION
-from runner.store import part_files
+from btlab import analysis
+from btlab.problems.censoring import CENSORED
+from btlab.store.folder import part_files
+from btlab.store.schema import SCHEMA_VERSION
+from btlab.views.report.page import render_report
 
 DATA = Path(__file__).parent / "data" / "v1"
 KNIGHTS, QUEENS = DATA / "knights", DATA / "queens"
@@ -312,7 +312,7 @@ def test_one_folder_family_for_versions_1_and_2(tmp_path, meta_version, capsys):
 
 def test_a_config_over_the_expansion_limit_keeps_read_order(monkeypatch):
     """Over EXPAND_LIMIT trials the config is not expanded: rows stay in read order."""
-    from runner import config_order
+    from btlab.analysis import config_order
 
     config_order._positions_of.cache_clear()
     monkeypatch.setattr(config_order, "EXPAND_LIMIT", 3)

@@ -7,12 +7,12 @@ import textwrap
 import pandas as pd
 import pytest
 
-from runner.cli import main
-from runner.config import parse_config
-from runner.errors import ConfigError
-from runner.execute import run_trial
-from runner.store import part_files
-from runner.sweep import check_blocks, count_trials, expand, plan_size
+from btlab.cli.main import main
+from btlab.config.model import parse_config
+from btlab.errors import ConfigError
+from btlab.execution.execute import run_trial
+from btlab.store.folder import part_files
+from btlab.sweep.expand import check_blocks, count_trials, expand, plan_size
 
 BASE = """\
 name: s

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 
 import pytest
 
-from experiments.core import Status
-from experiments.knights import solve_knights_tour
-from experiments.queens import STRATEGIES as QUEENS_STRATEGIES
-from experiments.queens import solve_queens
-from experiments.split import (
+from btlab.experiments.core import Status
+from btlab.experiments.knights.solve import solve_knights_tour
+from btlab.experiments.queens.solve import STRATEGIES as QUEENS_STRATEGIES
+from btlab.experiments.queens.solve import solve_queens
+from btlab.experiments.split.queens import QueensSplitter
+from btlab.experiments.split.subtrees import (
     SPLITTERS,
     Combined,
     NeedRerun,
@@ -31,7 +32,6 @@ from experiments.split import (
     run_task,
     solve_split,
 )
-from experiments.split_queens import QueensSplitter
 
 
 def same(seq, split):

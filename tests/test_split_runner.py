@@ -19,22 +19,22 @@ import time
 import pandas as pd
 import pytest
 
-from experiments.compiled import (
+from btlab.cli.main import main
+from btlab.config.model import load_config
+from btlab.execution import split_state
+from btlab.execution.split_run import Checkpoints, TrialCheckpoint, serial_solver
+from btlab.experiments.compiled import (
     knights_subtree_compiled,
     queens_subtree_compiled,
     solve_knights_compiled,
     solve_queens_compiled,
 )
-from experiments.core import Budget, SearchResult, Status
-from experiments.knights import KnightBoard, make_orderer
-from experiments.knights import search_subtree as knights_subtree
-from experiments.queens import search_subtree as queens_subtree
-from experiments.split import plan_split, solve_split
-from runner import split_state
-from runner.cli import main
-from runner.config import load_config
-from runner.split_runner import Checkpoints, TrialCheckpoint, serial_solver
-from runner.sweep import iter_trials
+from btlab.experiments.core import Budget, SearchResult, Status
+from btlab.experiments.knights.solve import KnightBoard, make_orderer
+from btlab.experiments.knights.solve import search_subtree as knights_subtree
+from btlab.experiments.queens.solve import search_subtree as queens_subtree
+from btlab.experiments.split.subtrees import plan_split, solve_split
+from btlab.sweep.expand import iter_trials
 
 COUNTERS = ["status", "nodes", "backtracks", "dead_ends", "checks", "solutions", "max_depth"]
 
@@ -468,7 +468,7 @@ def test_parts_without_a_newer_column_still_read_every_column(tmp_path):
     parts with it: btlab's readers keep the column, null for the older rows."""
     import pyarrow.parquet as pq
 
-    from runner.store import load_rows
+    from btlab.store.folder import load_rows
 
     _, out = small_split_run(tmp_path)
     part = sorted(out.glob("part-*.parquet"))[0]

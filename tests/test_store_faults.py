@@ -29,10 +29,11 @@ import pyarrow.parquet as pq
 import pytest
 from helpers.cli import run_main, write
 
-from runner import store_lock, store_read
-from runner.config import load_config
-from runner.store import ResultStore, part_files, work_dir
-from runner.sweep import expand
+from btlab.config.model import load_config
+from btlab.store import lock as store_lock
+from btlab.store import read as store_read
+from btlab.store.folder import ResultStore, part_files, work_dir
+from btlab.sweep.expand import expand
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,8 +51,8 @@ OTHER = SWEEP.replace("name: s", "name: other").replace("board: 5", "board: 6")
 
 
 def btlab(*args, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    """``python -m runner ARGS`` as a real process (serial backend runs need no Ray)."""
-    return subprocess.run([sys.executable, "-m", "runner", *map(str, args)], cwd=cwd,
+    """``python -m btlab ARGS`` as a real process (serial backend runs need no Ray)."""
+    return subprocess.run([sys.executable, "-m", "btlab", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PYTHONPATH": str(ROOT), "RAY_ADDRESS": "",
                                **(env or {})})
@@ -279,7 +280,7 @@ def test_runs_into_one_file_uri_from_two_working_directories_exclude_each_other(
     for d in ("a", "b"):
         (tmp_path / d).mkdir()
     procs = [subprocess.Popen(
-        [sys.executable, "-m", "runner", "run", str(cfg), "--out", uri, "--backend", "serial",
+        [sys.executable, "-m", "btlab", "run", str(cfg), "--out", uri, "--backend", "serial",
          "--quiet"], cwd=tmp_path / d, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, env={**os.environ, "PYTHONPATH": str(ROOT), "RAY_ADDRESS": ""})
         for d in ("a", "b")]
@@ -488,9 +489,9 @@ def test_a_folder_reached_through_a_symlink_has_one_lock(tmp_path, capsys):
 
 
 def test_a_checkpoint_that_cannot_be_written_stops_saving_and_the_trial_goes_on(tmp_path):
-    from experiments.core import SearchResult, Status
-    from experiments.split import plan_split
-    from runner.checkpoints import TrialCheckpoint
+    from btlab.experiments.core import SearchResult, Status
+    from btlab.experiments.split.subtrees import plan_split
+    from btlab.store.checkpoints import TrialCheckpoint
 
     blocker = tmp_path / "a-file"
     blocker.write_text("x")

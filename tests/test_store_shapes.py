@@ -21,9 +21,9 @@ import pyarrow.parquet as pq
 import pytest
 from helpers.cli import run_main
 
-from runner import analysis
-from runner.errors import ResultsError
-from runner.store import part_files
+from btlab import analysis
+from btlab.errors import ResultsError
+from btlab.store.folder import part_files
 
 SWEEP = """\
     name: s

@@ -1,4 +1,4 @@
-"""Package structure: no import cycles in experiments/ and runner/, and experiments stays pure.
+"""Package structure: no import cycles in btlab, and btlab.experiments stays pure.
 
 Every module of the two packages is parsed with :mod:`ast` (nothing is
 imported). An import is *import-time* when it runs as the module is imported:
@@ -30,9 +30,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("experiments", "runner")
+#: folder -> the package it installs as
+PACKAGES = {"experiments": "btlab.experiments", "runner": "btlab"}
 #: What the searches must never import (they are pure Python with no I/O or Ray).
-FORBIDDEN_IN_EXPERIMENTS = ("runner", "ray", "yaml", "pyarrow")
+FORBIDDEN_IN_EXPERIMENTS = ("ray", "yaml", "pyarrow")
 
 #: Deferred imports that close a cycle: (importing module, imported module).
 DEFERRED_CYCLES: set[tuple[str, str]] = set()
@@ -49,9 +50,9 @@ class Import:
 def module_files() -> dict[str, Path]:
     """Dotted module name -> file, for every module of :data:`PACKAGES`."""
     out = {}
-    for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    for folder, package in PACKAGES.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = [package, *path.relative_to(ROOT / folder).with_suffix("").parts]
             if parts[-1] == "__init__":
                 parts.pop()
             out[".".join(parts)] = path
@@ -232,12 +233,12 @@ def deferred_cycles() -> dict[tuple[str, str], str]:
 
 
 def test_the_parser_sees_the_packages():
-    assert {"experiments", "experiments.core", "experiments.compiled", "runner",
-            "runner.cli", "runner.problems.knights_tour"} <= set(MODULES)
-    cli = {imp.target for imp in ALL_IMPORTS["runner.run_command"] if not imp.deferred}
-    assert "runner.plugins" in cli   # from . import plugins
-    views = ALL_IMPORTS["runner.problems.knights_tour.views"]
-    assert {"runner.problems.knights_tour", "runner.plots"} <= {imp.target for imp in views}
+    assert {"btlab.experiments", "btlab.experiments.core", "btlab.experiments.compiled", "btlab",
+            "btlab.cli.main", "btlab.problems.knights_tour"} <= set(MODULES)
+    cli = {imp.target for imp in ALL_IMPORTS["btlab.api.run"] if not imp.deferred}
+    assert "btlab.problems.plugins" in cli   # from btlab.problems import plugins
+    views = ALL_IMPORTS["btlab.problems.knights_tour.views"]
+    assert {"btlab.problems.knights_tour", "btlab.views.plots"} <= {imp.target for imp in views}
 
 
 def test_no_import_cycle_at_import_time():
@@ -259,7 +260,8 @@ def test_deferred_imports_that_close_a_cycle_are_known():
     assert not gone, f"DEFERRED_CYCLES lists cycles that no longer exist: {gone}"
 
 
-@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("experiments")))
+@pytest.mark.parametrize("module", sorted(m for m in MODULES
+                                           if m.startswith("btlab.experiments")))
 def test_experiments_do_not_import_the_runner_ray_yaml_or_pyarrow(module):
     tree = ast.parse(MODULES[module].read_text())
     bad = []
@@ -275,7 +277,9 @@ def test_experiments_do_not_import_the_runner_ray_yaml_or_pyarrow(module):
                    or (isinstance(node.func, ast.Name) and node.func.id == "__import__"))):
             names = [node.args[0].value]
         bad += [f"line {node.lineno}: {name}" for name in names
-                if name.split(".")[0] in FORBIDDEN_IN_EXPERIMENTS]
+                if name.split(".")[0] in FORBIDDEN_IN_EXPERIMENTS
+                or (name.split(".")[0] == "btlab"
+                    and not name.startswith(("btlab.experiments", "btlab.renamed")))]
     assert not bad, f"{module} imports what experiments must not: {bad}"
 
 
@@ -289,8 +293,8 @@ def test_the_cycle_finder_finds_a_cycle():
 
 
 def test_relative_imports_resolve_against_the_package():
-    assert _resolve_base("runner.problems.knights_tour", 3, None) == "runner"
-    assert _resolve_base("runner.problems.knights_tour.views", 1, None) == \
-        "runner.problems.knights_tour"
-    assert _resolve_base("runner.cli", 1, "errors") == "runner.errors"
-    assert _resolve_base("experiments.compiled", 2, "core") == "experiments.core"
+    assert _resolve_base("btlab.problems.knights_tour", 3, None) == "btlab"
+    assert _resolve_base("btlab.problems.knights_tour.views", 1, None) == \
+        "btlab.problems.knights_tour"
+    assert _resolve_base("btlab.cli.main", 2, "errors") == "btlab.errors"
+    assert _resolve_base("btlab.experiments.compiled", 2, "core") == "btlab.experiments.core"

@@ -1,5 +1,5 @@
-"""The plots and tables of the studies: the share of trials solved (runner.rates) against
-size (runner.rate_plots), and the share finished within a cost (plots.finished_curves)."""
+"""The plots and tables of the studies: the share of trials solved (btlab.analysis.rates) against
+size (btlab.views.plots.rates), and the share finished within a cost (plots.finished_curves)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import matplotlib
 import pandas as pd
 import pytest
 
-from runner import analysis, plots
-from runner.survival_plots import SLOPE_ONE
+from btlab import analysis
+from btlab.views import plots
+from btlab.views.plots.survival import SLOPE_ONE
 
 matplotlib.use("Agg")
 

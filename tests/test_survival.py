@@ -1,4 +1,4 @@
-"""Survival analysis of search cost (runner.survival, re-exported by runner.analysis)."""
+"""Survival analysis of search cost (btlab.analysis.kaplan_meier, re-exported by btlab.analysis)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from runner import analysis
+from btlab import analysis
 
 
 def _rows(spec, **fixed):
@@ -198,7 +198,7 @@ SWEEP = textwrap.dedent("""\
 
 
 def test_survival_of_a_real_results_folder(tmp_path):
-    from runner.cli import main
+    from btlab.cli.main import main
 
     cfg = tmp_path / "tiny.yaml"
     cfg.write_text(SWEEP)

@@ -1,10 +1,10 @@
 """The 64-bit-mask kernels of the other orders walk the general loop's tree: equal counters.
 
 Boards of at most 64 squares hand ``warnsdorff`` with ``pohl``/``roth`` ties and
-``static_degree`` with any tie to :mod:`experiments.compiled.knights_ties64` or
-:mod:`experiments.compiled.knights_random64`, and ``none`` with ``random`` to
-:mod:`experiments.compiled.knights_shuffle64`; without the mask tables the same
-call runs the general loop of :func:`experiments.compiled.knights_kernel.knights_run`.
+``static_degree`` with any tie to :mod:`btlab.experiments.compiled.knights.ties64` or
+:mod:`btlab.experiments.compiled.knights.random64`, and ``none`` with ``random`` to
+:mod:`btlab.experiments.compiled.knights.shuffle64`; without the mask tables the same
+call runs the general loop of :func:`btlab.experiments.compiled.knights.kernel.knights_run`.
 Both are held equal here on searches far past the reference tests' budgets, in
 one call, in pauses (a time budget) and as subtrees.
 """
@@ -16,11 +16,8 @@ import pytest
 
 pytest.importorskip("numba")
 
-from experiments.compiled import (  # noqa: E402
-    knights_kernel,
-    knights_subtree_compiled,
-    solve_knights_compiled,  # noqa: E402
-)
+from btlab.experiments.compiled import knights_subtree_compiled, solve_knights_compiled
+from btlab.experiments.compiled.knights import kernel as knights_kernel
 
 ORDERS = [("warnsdorff", "pohl"), ("warnsdorff", "roth"), ("static_degree", "move_order"),
           ("static_degree", "pohl"), ("static_degree", "roth"), ("static_degree", "random"),

@@ -15,13 +15,13 @@ import time
 
 import pytest
 
-from experiments.knights import STRATEGIES as KNIGHT_STRATEGIES
-from experiments.queens import STRATEGIES as QUEEN_STRATEGIES
-from runner.config import parse_config
-from runner.errors import ConfigError
-from runner.execute import run_trial
-from runner.problems import get_problem
-from runner.sweep import expand
+from btlab.config.model import parse_config
+from btlab.errors import ConfigError
+from btlab.execution.execute import run_trial
+from btlab.experiments.knights.solve import STRATEGIES as KNIGHT_STRATEGIES
+from btlab.experiments.queens.solve import STRATEGIES as QUEEN_STRATEGIES
+from btlab.problems import get_problem
+from btlab.sweep.expand import expand
 
 #: README, "When things go wrong": within 10% + 0.5 s of the budget.
 FACTOR, GRACE = 1.1, 0.5
@@ -141,9 +141,9 @@ def _same_outcome(fast, exact, *args) -> None:
 
 
 def test_fast_queens_checker_agrees_with_the_exact_one():
-    from experiments.checker import check_queens
-    from experiments.checker_fast import FAST_FROM, check_queens_fast
-    from experiments.queens import construct_queens
+    from btlab.experiments.checker import check_queens
+    from btlab.experiments.checker_fast import FAST_FROM, check_queens_fast
+    from btlab.experiments.queens.solve import construct_queens
 
     n = FAST_FROM + 7
     good = construct_queens(n)
@@ -157,9 +157,9 @@ def test_fast_queens_checker_agrees_with_the_exact_one():
 
 
 def test_fast_tour_checker_agrees_with_the_exact_one():
-    from experiments.checker import check_tour
-    from experiments.checker_fast import check_tour_fast
-    from experiments.compiled import solve_knights_compiled
+    from btlab.experiments.checker import check_tour
+    from btlab.experiments.checker_fast import check_tour_fast
+    from btlab.experiments.compiled import solve_knights_compiled
 
     tour = list(solve_knights_compiled(80, 80, (0, 0), heuristic="warnsdorff").solution)
     check_tour_fast(80, 80, (0, 0), tour)
@@ -195,8 +195,8 @@ def test_a_one_millisecond_budget_holds_on_the_biggest_boards(problem, strategy,
 
 
 def test_the_compiled_geometry_filled_in_blocks_is_the_reference_board():
-    from experiments.compiled import knights_kernel
-    from experiments.knights_geometry import DEFAULT_MOVE_ORDER, KnightBoard
+    from btlab.experiments.compiled.knights import kernel as knights_kernel
+    from btlab.experiments.knights.board import DEFAULT_MOVE_ORDER, KnightBoard
 
     rows, cols = 301, 250  # above the per-process cache; blocks of 262 rows
     nbr, count, dist2, maxd2 = knights_kernel.geometry(rows, cols, DEFAULT_MOVE_ORDER)
@@ -213,7 +213,7 @@ def test_the_compiled_geometry_filled_in_blocks_is_the_reference_board():
 
 
 def test_the_clock_is_read_more_often_when_a_placement_looks_at_many_candidates():
-    from experiments.core import Budget
+    from btlab.experiments.core import Budget
 
     assert Budget.clock_mask() == Budget.clock_mask(8) == 1023
     assert Budget.clock_mask(16) == 1023
@@ -246,7 +246,7 @@ def test_a_time_budget_holds_on_ten_thousand_queens(strategy):
 @pytest.mark.parametrize("engine", ["python", "compiled"])
 def test_a_budget_of_centuries_is_no_budget(engine):
     # 1e300 s is a valid float: its nanoseconds overflowed, and every trial raised
-    from experiments.core import Budget
+    from btlab.experiments.core import Budget
 
     budget = Budget(None, 1e300)
     budget.start()

@@ -11,10 +11,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from runner.config import parse_config
-from runner.errors import ConfigError
-from runner.restarts import RestartsModel
-from runner.sweep import count_trials, expand
+from btlab.config.model import parse_config
+from btlab.config.restarts import RestartsModel
+from btlab.errors import ConfigError
+from btlab.sweep.expand import count_trials, expand
 from tests.helpers.cli import run_main, write
 
 HEAD = "name: f\nproblem: knights_tour\nfixed: {board: 5, tie_break: random}\n"

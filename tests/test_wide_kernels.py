@@ -2,8 +2,8 @@
 
 Boards of more than 64 squares hand ``warnsdorff`` with ``pohl``/``roth`` ties and
 ``static_degree`` with any tie but ``random`` to
-:mod:`experiments.compiled.knights_widekeyed`; without its cell bytes the same call
-runs the general loop of :func:`experiments.compiled.knights_kernel.knights_run`.
+:mod:`btlab.experiments.compiled.knights.widekeyed`; without its cell bytes the same call
+runs the general loop of :func:`btlab.experiments.compiled.knights.kernel.knights_run`.
 Both are held equal here, and to the pure-Python reference, on searches in one
 call, in pauses (a time budget), as subtrees below a prefix and under backtrack
 budgets; and a large board's first tour is checked.
@@ -16,15 +16,12 @@ import pytest
 
 pytest.importorskip("numba")
 
-from experiments.checker import check_tour  # noqa: E402
-from experiments.compiled import (  # noqa: E402
-    knights_kernel,
-    knights_subtree_compiled,
-    solve_knights_compiled,
-)
-from experiments.compiled.knights_kernel import PAUSE_EVERY  # noqa: E402
-from experiments.core import Status  # noqa: E402
-from experiments.knights import solve_knights_tour  # noqa: E402
+from btlab.experiments.checker import check_tour  # noqa: E402
+from btlab.experiments.compiled import knights_subtree_compiled, solve_knights_compiled
+from btlab.experiments.compiled.knights import kernel as knights_kernel
+from btlab.experiments.compiled.knights.kernel import PAUSE_EVERY  # noqa: E402
+from btlab.experiments.core import Status  # noqa: E402
+from btlab.experiments.knights.solve import solve_knights_tour  # noqa: E402
 
 ORDERS = [("warnsdorff", "pohl"), ("warnsdorff", "roth"), ("static_degree", "move_order"),
           ("static_degree", "pohl"), ("static_degree", "roth")]

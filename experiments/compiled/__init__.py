@@ -1,18 +1,18 @@
 """Compiled search kernels (numba): the same trees as the pure-Python solvers, at C speed.
 
 * :func:`solve_knights_compiled` -- the knight's tour of
-  :func:`experiments.knights.solve_knights_tour`, with identical counters.
+  :func:`btlab.experiments.knights.solve.solve_knights_tour`, with identical counters.
 * :func:`solve_queens_compiled` -- N-Queens by row-by-row backtracking on bit masks.
 * :func:`knights_subtree_compiled`, :func:`queens_subtree_compiled` -- one
   subtree of those searches, below a given path, counted as the pure-Python
   ``search_subtree`` functions count it (the subtree tasks of
-  :mod:`experiments.split`).
-* :mod:`.estimate_kernel` -- the Knuth probes of :mod:`experiments.estimate`
+  :mod:`btlab.experiments.split.subtrees`).
+* :mod:`.estimate_kernel` -- the Knuth probes of :mod:`btlab.experiments.estimate`
   (its ``engine="compiled"``).
 * :func:`warm_up` -- compile or load the kernels before a timed call.
 
 Kernels are compiled once per process, on first use, and cached on disk
-(numba ``cache=True``; see :mod:`experiments.compiled._cache` for where), so a
+(numba ``cache=True``; see :mod:`btlab.experiments.compiled._cache` for where), so a
 new worker process loads them in milliseconds instead of compiling them for
 seconds. The cache folder is named by a hash of every source the kernels use
 and btlab's version: an edited dependency (``_driver.py``'s return codes, a
@@ -30,13 +30,14 @@ import threading
 import time
 from typing import Sequence
 
-from ._cache import configure as _configure_cache
+from btlab.experiments.compiled._cache import configure as _configure_cache
 
 CACHE_DIR = _configure_cache()
 
-from ..core import Budget, Mode, SearchResult  # noqa: E402
-from ..knights import DEFAULT_MOVE_ORDER  # noqa: E402
-from . import estimate_kernel, knights_kernel, queens_kernel  # noqa: E402
+from btlab.experiments.compiled import estimate_kernel, queens_kernel  # noqa: E402
+from btlab.experiments.compiled.knights import kernel as knights_kernel  # noqa: E402
+from btlab.experiments.core import Budget, Mode, SearchResult  # noqa: E402
+from btlab.experiments.knights.solve import DEFAULT_MOVE_ORDER  # noqa: E402
 
 __all__ = ["CACHE_DIR", "KINDS", "knights_subtree_compiled", "queens_subtree_compiled",
            "solve_knights_compiled", "solve_queens_compiled", "warm_up"]
@@ -55,7 +56,7 @@ def warm_up(kind: str) -> int:
 
     Args:
         kind: ``knights``, ``queens`` or ``estimate`` (the Knuth probes of
-            :mod:`experiments.estimate`).
+            :mod:`btlab.experiments.estimate`).
 
     Returns:
         Nanoseconds spent compiling or loading (wall clock); 0 when the
@@ -95,9 +96,9 @@ def solve_knights_compiled(
     """Search for knight's tours with the compiled kernel (iterative depth-first search).
 
     Same arguments, tree, order and counters as
-    :func:`experiments.knights.solve_knights_tour` (whose ``recursive`` and
+    :func:`btlab.experiments.knights.solve.solve_knights_tour` (whose ``recursive`` and
     ``iterative`` strategies it equals, counter for counter, under a node
-    budget or none); see :mod:`experiments.compiled.knights_kernel`.
+    budget or none); see :mod:`btlab.experiments.compiled.knights.kernel`.
 
     Args:
         rows, cols: board size (rows x cols), each >= 1.
@@ -157,7 +158,7 @@ def solve_queens_compiled(
 
     Returns:
         A :class:`SearchResult`: counters as in
-        :mod:`experiments.compiled.queens_kernel` (n = 8, ``count``: 92
+        :mod:`btlab.experiments.compiled.queens_kernel` (n = 8, ``count``: 92
         solutions, 2,056 nodes, 15,720 checks); ``solution`` is the first
         solution found, the queen's column for each row, or None;
         ``extra["compile_ns"]`` as for :func:`solve_knights_compiled`.
@@ -195,7 +196,7 @@ def knights_subtree_compiled(
 ) -> SearchResult:
     """The subtree of one placement of the knight's-tour search, compiled.
 
-    Counts exactly as :func:`experiments.knights.search_subtree`: ``path`` runs
+    Counts exactly as :func:`btlab.experiments.knights.solve.search_subtree`: ``path`` runs
     from the start square down to the subtree's root (``path[-1]``, at depth
     ``len(path)``); the result is what placing the root adds to the counters
     of the whole search (the root and everything below it; the root is a
@@ -258,7 +259,7 @@ def queens_subtree_compiled(
 ) -> SearchResult:
     """The subtree of one queen of the bit-mask N-Queens search, compiled.
 
-    Counts exactly as :func:`experiments.queens.search_subtree`: ``prefix``
+    Counts exactly as :func:`btlab.experiments.queens.solve.search_subtree`: ``prefix``
     holds the columns of rows 0..d-1; the queens of rows 0..d-2 are on the
     board and ``prefix[-1]`` roots the subtree. ``nodes`` counts the root and
     every queen below it, ``checks`` the squares tested in rows d.., the root

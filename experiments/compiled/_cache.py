@@ -10,7 +10,7 @@ constants it reads (the return codes of :mod:`._driver`), the kernels of other
 files it calls, inlined. So the cache lives in a folder named by
 :func:`cache_key`, a BLAKE2b hash of btlab's version and the bytes of every
 source the kernels depend on (:func:`kernel_sources`: every module of this
-package and the modules of :mod:`experiments` they import, directly or not,
+package and the modules of :mod:`btlab.experiments` they import, directly or not,
 found by scanning their imports). Any edit to any of them, or a new version,
 names a new folder, and the kernels are compiled afresh there; the old
 folders are left alone (unused; delete them at will).
@@ -46,8 +46,10 @@ from pathlib import Path
 from typing import Any
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
-#: The folder of the top package (``experiments``), whose modules the kernels import.
+#: The folder of :mod:`btlab.experiments`, whose modules the kernels import.
 _TOP_DIR = _PACKAGE_DIR.parent
+#: The import name of that folder.
+_TOP_NAME = ["btlab", "experiments"]
 #: Key folders are named ``kernels-<hex>``.
 KEY_PREFIX = "kernels-"
 
@@ -64,7 +66,7 @@ def default_user_cache_dir() -> Path:
 
 
 def btlab_version() -> str:
-    """btlab's version, as :func:`runner.provenance.version` finds it (``pyproject.toml``
+    """btlab's version, as :func:`btlab.store.provenance.version` finds it (``pyproject.toml``
     next to the code, else the installed distribution's, else ``unknown``)."""
     pyproject = _TOP_DIR.parent / "pyproject.toml"
     if pyproject.is_file():
@@ -83,7 +85,7 @@ def btlab_version() -> str:
 
 
 def _module_file(parts: list[str]) -> Path | None:
-    """The file of module ``experiments.<parts>`` (``[]``: the package itself), or None."""
+    """The file of module ``btlab.experiments.<parts>`` (``[]``: the package itself), or None."""
     base = _TOP_DIR.joinpath(*parts)
     if (base / "__init__.py").is_file():
         return base / "__init__.py"
@@ -105,7 +107,7 @@ def _names(text: str) -> list[str]:
 
 
 def _imported_files(path: Path) -> set[Path]:
-    """The files of :mod:`experiments` that module ``path`` imports (at module
+    """The files of :mod:`btlab.experiments` that module ``path`` imports (at module
     level and inside functions; relative or absolute imports).
 
     The imports are found by a scan of the text, not a parse (a tenth of the
@@ -118,8 +120,8 @@ def _imported_files(path: Path) -> set[Path]:
     for match in _IMPORT.finditer(text):
         for name in _names(match.group(1)):
             words = name.split(".")
-            if words[0] == _TOP_DIR.name:
-                targets.append(words[1:])
+            if words[:2] == _TOP_NAME:
+                targets.append(words[2:])
     for match in _FROM.finditer(text):
         dots, module, names = match.group(1), match.group(2), _names(match.group(3))
         words = module.split(".") if module else []
@@ -127,8 +129,8 @@ def _imported_files(path: Path) -> set[Path]:
             if len(dots) - 1 > len(package):
                 continue
             words = package[:len(package) - (len(dots) - 1)] + words
-        elif words[:1] == [_TOP_DIR.name]:
-            words = words[1:]
+        elif words[:2] == _TOP_NAME:
+            words = words[2:]
         else:
             continue
         targets.append(words)
@@ -139,12 +141,12 @@ def _imported_files(path: Path) -> set[Path]:
 def kernel_sources() -> list[Path]:
     """Every source file the kernels' machine code can depend on, sorted.
 
-    Every ``*.py`` of this package (``experiments/compiled``) and, transitively,
-    every module of :mod:`experiments` one of them imports (``from ..core import
-    ...``, ``from ..knights import ...``, inside functions too), found by scanning
+    Every ``*.py`` of this package and its subpackages (``experiments/compiled``)
+    and, transitively, every module of :mod:`btlab.experiments` one of them imports
+    (``from btlab.experiments.core import ...``, inside functions too), found by scanning
     the imports: a new import is covered without a list to keep.
     """
-    todo = sorted(_PACKAGE_DIR.glob("*.py"))
+    todo = sorted(_PACKAGE_DIR.rglob("*.py"))
     seen: set[Path] = set()
     while todo:
         path = todo.pop()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..core import Budget, Status
+from btlab.experiments.core import Budget, Status
 
 #: Placements per kernel call under a time limit (a power of two, a multiple
 #: of ``Budget.CLOCK_EVERY``): the clock is read between two chunks.

@@ -1,12 +1,12 @@
-"""Compiled Knuth probes: the estimator of :mod:`experiments.estimate` in numba.
+"""Compiled Knuth probes: the estimator of :mod:`btlab.experiments.estimate` in numba.
 
-The kernels run the probes of :func:`experiments.estimate.knuth_knights` and
-:func:`experiments.estimate.knuth_queens` with the same SplitMix64 stream, the
+The kernels run the probes of :func:`btlab.experiments.estimate.knuth_knights` and
+:func:`btlab.experiments.estimate.knuth_queens` with the same SplitMix64 stream, the
 same draws (``next() mod d`` at a node with d >= 2 children, none with one),
 the same float operations in the same order (the product of the branching
 factors, the probe's running sum, B. P. Welford's update of the mean and the
 sum of squared deviations) and the same counters, so both engines return
-equal :class:`~experiments.estimate.Estimate` values for a seed under a node
+equal :class:`~btlab.experiments.estimate.Estimate` values for a seed under a node
 budget or none. Source: D. E. Knuth, "Estimating the efficiency of backtrack
 programs", Math. Comp. 29 (1975) 121-136.
 
@@ -23,14 +23,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..core import SCALE_DOWN, SCALE_DOWN2, SCALE_LIMIT, SCALE_STEP, Budget, Status
-from ..knights_geometry import DEFAULT_MOVE_ORDER
-from . import knights_kernel
-from ._driver import EXHAUSTED as _EXHAUSTED
-from ._driver import NODE_LIMIT as _NODE_LIMIT
-from ._driver import PAUSE_EVERY, drive
-from ._driver import PAUSED as _PAUSED
-from .queens_kernel import _is_canonical
+from btlab.experiments.compiled._driver import EXHAUSTED as _EXHAUSTED
+from btlab.experiments.compiled._driver import NODE_LIMIT as _NODE_LIMIT
+from btlab.experiments.compiled._driver import PAUSE_EVERY, drive
+from btlab.experiments.compiled._driver import PAUSED as _PAUSED
+from btlab.experiments.compiled.knights import kernel as knights_kernel
+from btlab.experiments.compiled.queens_kernel import _is_canonical
+from btlab.experiments.core import SCALE_DOWN, SCALE_DOWN2, SCALE_LIMIT, SCALE_STEP, Budget, Status
+from btlab.experiments.knights.board import DEFAULT_MOVE_ORDER
 
 __all__ = ["MAX_N", "run_knights_probes", "run_queens_probes", "warm_up"]
 
@@ -44,7 +44,7 @@ N_PARAMS = 7
 S_NODES, S_CHECKS, S_MAX_DEPTH, S_PROBES = range(4)
 N_STATE = 4
 # Indices into the float64 moments array (Welford: mean, sum of squared deviations and
-# the power of two they are in units of; experiments.estimate.Moments).
+# the power of two they are in units of; btlab.experiments.estimate.Moments).
 M_MEAN, M_M2, M_SHIFT, M_SMEAN, M_SM2, M_SSHIFT = range(6)
 N_MOMENTS = 6
 
@@ -60,7 +60,7 @@ _ZERO = np.uint64(0)
 def _welford(moments, k, count, x):
     """Add ``x``, the ``count``-th value, to the mean ``moments[k]`` and its M2
     ``moments[k + 1]``, both in units of 2^``moments[k + 2]`` (the operations of
-    :class:`experiments.estimate.Moments`, an infinite value making both infinite)."""
+    :class:`btlab.experiments.estimate.Moments`, an infinite value making both infinite)."""
     mean = moments[k]
     if x == np.inf or mean == np.inf:
         moments[k] = np.inf
@@ -276,7 +276,7 @@ def queens_probes(params, state, moments, rng, place, scratch):
 
 
 #: What the runners return: ``(status, probes, nodes, checks, max_depth, moments)``,
-#: the arguments of :func:`experiments.estimate.make_estimate`.
+#: the arguments of :func:`btlab.experiments.estimate.make_estimate`.
 ProbeResult = tuple[Status, int, int, int, int,
                     tuple[float, float, float, float, float, float]]
 
@@ -301,7 +301,7 @@ def run_knights_probes(rows: int, cols: int, start_sq: int, closed: bool, probes
 
     Starts ``budget``'s clock unless it runs already, before the board's
     tables; the caller loads the kernels first
-    (:func:`experiments.compiled.warm_up`, kind ``estimate``).
+    (:func:`btlab.experiments.compiled.warm_up`, kind ``estimate``).
 
     Returns:
         ``(status, probes finished, nodes, checks, max_depth, moments)``.

@@ -36,13 +36,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..core import Budget, SearchResult
-from ._driver import BACKTRACK_LIMIT as _BACKTRACK_LIMIT
-from ._driver import EXHAUSTED as _EXHAUSTED
-from ._driver import NODE_LIMIT as _NODE_LIMIT
-from ._driver import PAUSE_EVERY, drive, pause_mask  # noqa: F401 - PAUSE_EVERY: documented here
-from ._driver import PAUSED as _PAUSED
-from ._driver import SOLVED as _SOLVED
+from btlab.experiments.compiled._driver import BACKTRACK_LIMIT as _BACKTRACK_LIMIT
+from btlab.experiments.compiled._driver import EXHAUSTED as _EXHAUSTED
+from btlab.experiments.compiled._driver import NODE_LIMIT as _NODE_LIMIT
+from btlab.experiments.compiled._driver import PAUSE_EVERY, drive, pause_mask  # noqa: F401 - PAUSE_EVERY: documented here
+from btlab.experiments.compiled._driver import PAUSED as _PAUSED
+from btlab.experiments.compiled._driver import SOLVED as _SOLVED
+from btlab.experiments.core import Budget, SearchResult
 
 try:  # LLVM cttz and ctlz intrinsics; numba has shipped them for years
     from numba.cpython.unsafe.numbers import leading_zeros as _clz
@@ -314,7 +314,7 @@ def run_queens(n: int, first: bool, unique: bool, budget: Budget,
 
     ``prefix`` (columns of rows 0..d-1, d >= 1) makes it the subtree of the
     queen ``prefix[-1]`` in row d - 1, counted as
-    :func:`experiments.queens.search_subtree` counts it; empty: the whole search.
+    :func:`btlab.experiments.queens.solve.search_subtree` counts it; empty: the whole search.
 
     Raises:
         ValueError: a prefix that is not a safe partial placement.

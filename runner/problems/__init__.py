@@ -1,8 +1,8 @@
 """The problem registry: built-in specs by name, and user problems named ``"module:ATTR"``.
 
 Each problem is one package here owning everything about it
-(:class:`runner.spec.ProblemSpec`): :mod:`runner.problems.knights_tour`,
-:mod:`runner.problems.n_queens`. A new built-in problem is one package plus
+(:class:`btlab.problems.spec.ProblemSpec`): :mod:`btlab.problems.knights_tour`,
+:mod:`btlab.problems.n_queens`. A new built-in problem is one package plus
 one line in :data:`PROBLEMS`; a user's problem needs no line at all: a config
 names it as ``problem: "my_pkg.module:PROBLEM"`` (``docs/extending.md``).
 """
@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from experiments.registry import Registry
-
-from .. import plugins
-from ..spec import ProblemSpec
-from .knights_tour import PROBLEM as KNIGHTS_TOUR
-from .n_queens import PROBLEM as N_QUEENS
+from btlab.experiments.registry import Registry
+from btlab.problems import plugins
+from btlab.problems.knights_tour import PROBLEM as KNIGHTS_TOUR
+from btlab.problems.n_queens import PROBLEM as N_QUEENS
+from btlab.problems.spec import ProblemSpec
 
 #: The built-in problems, by name.
 PROBLEMS: Registry[ProblemSpec] = Registry("problem", {p.name: p for p in (KNIGHTS_TOUR,
@@ -31,14 +30,15 @@ def get_problem(name: str) -> ProblemSpec:
 
     Raises:
         ValueError: an unknown built-in name (the message lists the valid ones).
-        runner.plugins.PluginError: a plug-in that does not import or is not a
+        btlab.problems.plugins.PluginError: a plug-in that does not import or is not a
             :class:`ProblemSpec`.
     """
     if not plugins.is_ref(name):
         return PROBLEMS.get_or_raise(name)
     spec = plugins.load(name)
     if not isinstance(spec, ProblemSpec):
-        raise plugins.PluginError("a runner.spec.ProblemSpec", f"{name} = {type(spec).__name__}",
+        raise plugins.PluginError("a btlab.problems.spec.ProblemSpec",
+                                  f"{name} = {type(spec).__name__}",
                                   "point problem at the module's ProblemSpec object")
     return spec if spec.name == name else dataclasses.replace(spec, name=name)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from runner.cli import main
+from btlab.cli.main import main
 
 
 def write(path: Path, text: str) -> Path:

@@ -1,6 +1,6 @@
 """Synchronising a test with a running ``btlab run``, never with the clock.
 
-The test hook ``BTLAB_TEST_FAULT`` (:mod:`runner.execute`) makes a trial
+The test hook ``BTLAB_TEST_FAULT`` (:mod:`btlab.execution.execute`) makes a trial
 announce that it started (``mark:<trial id>``, ``block:<trial id>``: a file
 ``started-<trial id>`` holding its pid, in ``$BTLAB_TEST_FAULT_DIR``) and,
 for ``block``, wait until the test writes ``release``; ``pause_at:<stage>``

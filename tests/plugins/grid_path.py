@@ -22,9 +22,9 @@ from typing import Annotated, Any, Literal
 import pyarrow as pa
 from pydantic import Field, StrictInt
 
-from experiments.core import Budget, Mode, SearchResult, Status, StopSearch
-from experiments.registry import Strategy, strategies
-from runner.spec import Oracle, ParamError, Params, ProblemSpec
+from btlab.experiments.core import Budget, Mode, SearchResult, Status, StopSearch
+from btlab.experiments.registry import Strategy, strategies
+from btlab.problems.spec import Oracle, ParamError, Params, ProblemSpec
 
 PositiveInt = Annotated[StrictInt, Field(ge=1)]
 NonNegativeInt = Annotated[StrictInt, Field(ge=0)]

@@ -1,9 +1,9 @@
 """The knight's tour as the runner sees it: parameters, columns, solve, checks, split.
 
-Searches: :mod:`experiments.knights` (the Python reference, strategies in
-:data:`experiments.knights.STRATEGIES`) and :mod:`experiments.compiled` (the
+Searches: :mod:`btlab.experiments.knights.solve` (the Python reference, strategies in
+:data:`btlab.experiments.knights.solve.STRATEGIES`) and :mod:`btlab.experiments.compiled` (the
 numba kernel, ``engine: compiled``). Headline tables and report plots:
-:mod:`runner.problems.knights_tour.views`. Counters: ``docs/metrics.md``.
+:mod:`btlab.problems.knights_tour.views`. Counters: ``docs/metrics.md``.
 
 ``heuristic`` takes a built-in name (``none``, ``warnsdorff``,
 ``static_degree``) or a plug-in ``"module:function"``: a rule
@@ -20,9 +20,9 @@ import pyarrow as pa
 from pydantic import AfterValidator, Field, StrictBool, StrictInt
 from pydantic_core import PydanticCustomError
 
-from experiments.checker_fast import check_tour_fast
-from experiments.core import SearchResult
-from experiments.knights import (
+from btlab.experiments.checker_fast import check_tour_fast
+from btlab.experiments.core import SearchResult
+from btlab.experiments.knights.solve import (
     DEFAULT_MOVE_ORDER,
     HEURISTICS,
     STRATEGIES,
@@ -31,9 +31,8 @@ from experiments.knights import (
     solve_knights_tour,
     validate_move_order,
 )
-
-from ... import plugins
-from ...spec import Comparison, Oracle, ParamError, Params, ProblemSpec
+from btlab.problems import plugins
+from btlab.problems.spec import Comparison, Oracle, ParamError, Params, ProblemSpec
 
 #: Board sizes and squares are int32 columns; the strategies' caps (max_size) are
 #: far smaller, and are checked when the trials are made.
@@ -164,7 +163,7 @@ def parse_move_order(text: str) -> tuple[tuple[int, int], ...]:
 
 
 def heuristic_of(c: Mapping[str, Any]) -> Any:
-    """The ``heuristic`` column as :func:`experiments.knights.make_orderer` takes it: a
+    """The ``heuristic`` column as :func:`btlab.experiments.knights.solve.make_orderer` takes it: a
     built-in name, or the plug-in rule itself."""
     h = c["heuristic"]
     return plugins.load(h) if plugins.is_ref(h) else h
@@ -175,7 +174,7 @@ def solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None
     """Run one knight's-tour trial on its engine (see the module docstring); ``max_backtracks``:
     the backtrack budget (``budget.backtracks``), or None."""
     if c["engine"] == "compiled":
-        from experiments.compiled import solve_knights_compiled  # numba loads on demand
+        from btlab.experiments.compiled import solve_knights_compiled  # numba loads on demand
         return solve_knights_compiled(
             c["rows"], c["cols"], (c["start_row"], c["start_col"]),
             mode=c["mode"], heuristic=c["heuristic"], tie_break=c["tie_break"],
@@ -193,8 +192,8 @@ def solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None
 def estimate(c: Mapping[str, Any], probes: int, max_nodes: int | None,
              max_seconds: float | None, seed: int) -> SearchResult:
     """Knuth's estimate of the trial's ``count``-mode placements from ``probes`` random probes
-    (:func:`experiments.estimate.knuth_knights`), on the trial's engine."""
-    from experiments.estimate import as_result, knuth_knights
+    (:func:`btlab.experiments.estimate.knuth_knights`), on the trial's engine."""
+    from btlab.experiments.estimate import as_result, knuth_knights
     return as_result(knuth_knights(
         c["rows"], c["cols"], (c["start_row"], c["start_col"]), closed=c["closed"],
         probes=probes, seed=seed, max_nodes=max_nodes, max_seconds=max_seconds,
@@ -202,7 +201,7 @@ def estimate(c: Mapping[str, Any], probes: int, max_nodes: int | None,
 
 
 def verify(c: Mapping[str, Any], solution: tuple[int, ...]) -> None:
-    """Raise :class:`experiments.checker.InvalidSolution` unless ``solution`` is a tour."""
+    """Raise :class:`btlab.experiments.checker.InvalidSolution` unless ``solution`` is a tour."""
     check_tour_fast(c["rows"], c["cols"], (c["start_row"], c["start_col"]), solution, c["closed"])
 
 
@@ -210,7 +209,7 @@ def prepare(c: Mapping[str, Any]) -> Mapping[str, Any]:
     """Load the compiled kernels before the clock starts (``compile_ns``)."""
     if c["engine"] != "compiled":
         return {}
-    from experiments.compiled import warm_up  # numba loads on demand
+    from btlab.experiments.compiled import warm_up  # numba loads on demand
     return {"compile_ns": warm_up("estimate" if c["mode"] == "estimate" else "knights")}
 
 
@@ -289,7 +288,7 @@ def plugin_refs(c: Mapping[str, Any]) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class KnightsSplit:
-    """Split support (:class:`runner.spec.SplitSupport`) of the knight's tour."""
+    """Split support (:class:`btlab.problems.spec.SplitSupport`) of the knight's tour."""
 
     splitter: str = "knights_tour"
 
@@ -362,9 +361,9 @@ PROBLEM = ProblemSpec(
     expand_all={"start": squares},
     prepare=prepare,
     split=KnightsSplit(),
-    headline="runner.problems.knights_tour.views:headline",
-    report="runner.problems.knights_tour.views:report",
-    solution_figure="runner.problems.knights_tour.views:solution_figure",
+    headline="btlab.problems.knights_tour.views:headline",
+    report="btlab.problems.knights_tour.views:report",
+    solution_figure="btlab.problems.knights_tour.views:solution_figure",
     comparisons=(Comparison("heuristic", "none", ("backtracks", "nodes"),
                             {"none": "plain move order"}),
                  Comparison("tie_break", "move_order", ("backtracks", "nodes")),

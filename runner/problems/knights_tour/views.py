@@ -1,6 +1,6 @@
 """The knight's tour's headline tables and report section.
 
-Named by :data:`runner.problems.knights_tour.PROBLEM` (``headline``,
+Named by :data:`btlab.problems.knights_tour.PROBLEM` (``headline``,
 ``report``) and loaded when first used.
 """
 
@@ -14,11 +14,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ... import plots
-from ...board_plots import TOUR_ENDS, TOUR_FULL_MAX_SIDE, TOUR_FULL_MAX_SQUARES, tour_downsampled
-from ...censoring import CENSORED
-from ...html import MAX_PLOTS_PER_KIND, figure, figures
-from ...tables import (
+from btlab.problems.censoring import CENSORED
+from btlab.problems.knights_tour import PROBLEM
+from btlab.views import plots
+from btlab.views.plots.boards import (
+    TOUR_ENDS,
+    TOUR_FULL_MAX_SIDE,
+    TOUR_FULL_MAX_SQUARES,
+    tour_downsampled,
+)
+from btlab.views.report.html import MAX_PLOTS_PER_KIND, figure, figures
+from btlab.views.tables import (
     add_row,
     fmt_int,
     group_columns,
@@ -27,7 +33,6 @@ from ...tables import (
     one_per_trial,
     status_and_work,
 )
-from . import PROBLEM
 
 #: Start grids are printed cell by cell up to this many columns ...
 GRID_MAX_COLS = 16
@@ -129,14 +134,14 @@ def _tour_note(rows: int, cols: int) -> str:
 
 
 def solution_figure(row) -> tuple[Figure, str]:
-    """The tour of a results row drawn (:func:`runner.plots.knight_tour`), and the caption's
+    """The tour of a results row drawn (:func:`btlab.views.plots.knight_tour`), and the caption's
     note when the board is drawn downsampled ("" otherwise)."""
     return plots.knight_tour(row), _tour_note(int(row["rows"]), int(row["cols"])).strip()
 
 
 def report(df: pd.DataFrame) -> str:
     """The report's plots: backtracks by start square, work and time (HTML). The tours of the
-    hardest start squares are drawn by :mod:`runner.report_cases` (:func:`solution_figure`)."""
+    hardest start squares are drawn by :mod:`btlab.views.report.cases` (:func:`solution_figure`)."""
     parts = ["<h2>Plots</h2>"]
     labels = [c for c in ("heuristic", "tie_break", "strategy", "mode", "move_order", "closed",
                           "engine", "source") if c in df.columns

@@ -1,9 +1,9 @@
 """N-Queens as the runner sees it: parameters, columns, solve, checks, split.
 
-Searches: :mod:`experiments.queens` (strategies in
-:data:`experiments.queens.STRATEGIES`) and :mod:`experiments.compiled` (the
+Searches: :mod:`btlab.experiments.queens.solve` (strategies in
+:data:`btlab.experiments.queens.solve.STRATEGIES`) and :mod:`btlab.experiments.compiled` (the
 numba bit-mask kernel, ``engine: compiled``). Headline tables and report
-plots: :mod:`runner.problems.n_queens.views`. Counters: ``docs/metrics.md``.
+plots: :mod:`btlab.problems.n_queens.views`. Counters: ``docs/metrics.md``.
 """
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ from typing import Annotated, Any, Literal, Mapping
 import pyarrow as pa
 from pydantic import Field, StrictBool, StrictInt
 
-from experiments.checker_fast import check_queens_fast
-from experiments.core import SearchResult
-from experiments.queens import CONSTRUCTIONS, STRATEGIES, solve_queens
-
-from ...spec import Comparison, Oracle, ParamError, Params, ProblemSpec
+from btlab.experiments.checker_fast import check_queens_fast
+from btlab.experiments.core import SearchResult
+from btlab.experiments.queens.solve import CONSTRUCTIONS, STRATEGIES, solve_queens
+from btlab.problems.spec import Comparison, Oracle, ParamError, Params, ProblemSpec
 
 #: n is an int32 column; the strategies' caps (max_size) are far smaller.
 PositiveInt = Annotated[StrictInt, Field(ge=1, le=(1 << 31) - 1)]
@@ -60,7 +59,7 @@ def solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None
     """Run one N-Queens trial on its engine; ``max_backtracks``: the backtrack budget, or
     None."""
     if c["engine"] == "compiled":
-        from experiments.compiled import solve_queens_compiled  # numba loads on demand
+        from btlab.experiments.compiled import solve_queens_compiled  # numba loads on demand
         return solve_queens_compiled(c["n"], mode=c["mode"], unique=c["unique"],
                                      max_nodes=max_nodes, max_seconds=max_seconds,
                                      max_backtracks=max_backtracks)
@@ -73,8 +72,8 @@ def solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None
 def estimate(c: Mapping[str, Any], probes: int, max_nodes: int | None,
              max_seconds: float | None, seed: int) -> SearchResult:
     """Knuth's estimate of the trial's ``count``-mode placements from ``probes`` random probes
-    (:func:`experiments.estimate.knuth_queens`), on the trial's engine."""
-    from experiments.estimate import as_result, knuth_queens
+    (:func:`btlab.experiments.estimate.knuth_queens`), on the trial's engine."""
+    from btlab.experiments.estimate import as_result, knuth_queens
     return as_result(knuth_queens(c["n"], unique=c["unique"], probes=probes, seed=seed,
                                   max_nodes=max_nodes, max_seconds=max_seconds,
                                   engine=c["engine"]))
@@ -86,7 +85,7 @@ def seeded(c: Mapping[str, Any]) -> bool:
 
 
 def verify(c: Mapping[str, Any], solution: tuple[int, ...]) -> None:
-    """Raise :class:`experiments.checker.InvalidSolution` unless no two queens attack."""
+    """Raise :class:`btlab.experiments.checker.InvalidSolution` unless no two queens attack."""
     check_queens_fast(c["n"], solution)
 
 
@@ -94,7 +93,7 @@ def prepare(c: Mapping[str, Any]) -> Mapping[str, Any]:
     """Load the compiled kernels before the clock starts (``compile_ns``)."""
     if c["engine"] != "compiled":
         return {}
-    from experiments.compiled import warm_up  # numba loads on demand
+    from btlab.experiments.compiled import warm_up  # numba loads on demand
     return {"compile_ns": warm_up("estimate" if c["mode"] == "estimate" else "queens")}
 
 
@@ -128,7 +127,7 @@ def check(c: Mapping[str, Any]) -> None:
 
 @dataclass(frozen=True)
 class QueensSplit:
-    """Split support (:class:`runner.spec.SplitSupport`) of N-Queens."""
+    """Split support (:class:`btlab.problems.spec.SplitSupport`) of N-Queens."""
 
     splitter: str = "n_queens"
 
@@ -172,9 +171,9 @@ PROBLEM = ProblemSpec(
                    "split_resumed"),
     prepare=prepare,
     split=QueensSplit(),
-    headline="runner.problems.n_queens.views:headline",
-    report="runner.problems.n_queens.views:report",
-    solution_figure="runner.problems.n_queens.views:solution_figure",
+    headline="btlab.problems.n_queens.views:headline",
+    report="btlab.problems.n_queens.views:report",
+    solution_figure="btlab.problems.n_queens.views:solution_figure",
     comparisons=(Comparison("strategy", "recursive", ("nodes", "wall_ns")),
                  Comparison("engine", "python", ("wall_ns",))),
     # brute_force, the row-by-row strategies and functional walk different trees

@@ -1,6 +1,6 @@
 """N-Queens' headline table and report section.
 
-Named by :data:`runner.problems.n_queens.PROBLEM` (``headline``, ``report``)
+Named by :data:`btlab.problems.n_queens.PROBLEM` (``headline``, ``report``)
 and loaded when first used.
 """
 
@@ -11,17 +11,17 @@ from matplotlib.figure import Figure
 from rich.console import Console
 from rich.table import Table
 
-from ... import plots
-from ...censoring import CENSORED
-from ...html import figure, figures
-from ...tables import add_row, fmt_int, fmt_ns, literal, one_per_trial, varying
-from . import PROBLEM
+from btlab.problems.censoring import CENSORED
+from btlab.problems.n_queens import PROBLEM
+from btlab.views import plots
+from btlab.views.report.html import figure, figures
+from btlab.views.tables import add_row, fmt_int, fmt_ns, literal, one_per_trial, varying
 
 
 def headline(df: pd.DataFrame, console: Console) -> None:
     """Print the N-Queens headline: per strategy and n, solutions, nodes, checks, time,
     and time relative to ``recursive`` on the same n (median wall time over repeats).
-    Rows in the order of ``df`` (config order: :mod:`runner.config_order`)."""
+    Rows in the order of ``df`` (config order: :mod:`btlab.analysis.config_order`)."""
     df = one_per_trial(df, PROBLEM)
     extra = varying(df, ["mode", "unique", "method", "engine", "budget_nodes"])
     base = df[df["strategy"] == "recursive"]
@@ -52,13 +52,13 @@ def headline(df: pd.DataFrame, console: Console) -> None:
 
 
 def solution_figure(row) -> Figure:
-    """The placement of a results row drawn (:func:`runner.plots.queens`)."""
+    """The placement of a results row drawn (:func:`btlab.views.plots.queens`)."""
     return plots.queens(row)
 
 
 def report(df: pd.DataFrame) -> str:
     """The report's plots: nodes and time against n, time against nodes (HTML). The placement
-    of each group's hardest finished n is drawn by :mod:`runner.report_cases`
+    of each group's hardest finished n is drawn by :mod:`btlab.views.report.cases`
     (:func:`solution_figure`)."""
     parts = ["<h2>Plots</h2>"]
     by = next((c for c in ("strategy", "mode", "source") if c in df.columns

@@ -1,0 +1,421 @@
+"""Compiled knight's-tour kernel: the reference search of :mod:`~btlab.experiments.knights.solve`.
+
+The kernel walks exactly the tree of the pure-Python reference
+(:func:`btlab.experiments.knights.solve._search_iterative`) in the same order and counts
+the same way, so ``nodes``, ``backtracks``, ``dead_ends``, ``checks``,
+``solutions``, ``max_depth``, the status and the tour are identical under a
+node budget or none. It is an iterative depth-first search with an explicit
+stack held in preallocated NumPy arrays (one frame per placement on the
+path: the ordered candidates, the index of the next one, the solutions found
+below), compiled in numba's nopython mode.
+
+Heuristics ``none``, ``warnsdorff``, ``static_degree``; tie-breaks
+``move_order``, ``random`` (the same SplitMix64 stream as the reference, so
+random ties fall the same way, and with ``none`` the same Fisher-Yates shuffle
+of every placement's candidates), ``pohl``, ``roth``; ``first`` and ``count``
+mode; open and closed tours; any order of the 8 moves.
+
+Time budget: nopython code cannot read ``time.perf_counter``. The kernel's
+whole state lives in arrays, so it is resumable: with a time limit it runs
+in chunks of :data:`PAUSE_EVERY` placements, returning to Python between two
+chunks, where the clock is read (a multiple of :attr:`Budget.CLOCK_EVERY`,
+like the reference). A chunk takes milliseconds (about 2^17 placements at
+tens of millions per second), so the search stops well within the budget's
+tolerance; without a time limit the kernel runs in one call. Under a time
+limit the counters are those reached when the clock was read, a multiple of
+:data:`PAUSE_EVERY` placements, and need not equal the reference's.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+from numba import njit
+
+from btlab.experiments.compiled._driver import BACKTRACK_LIMIT as _BACKTRACK_LIMIT
+from btlab.experiments.compiled._driver import EXHAUSTED as _EXHAUSTED
+from btlab.experiments.compiled._driver import NODE_LIMIT as _NODE_LIMIT
+from btlab.experiments.compiled._driver import PAUSE_EVERY, drive, pause_mask  # noqa: F401 - PAUSE_EVERY: documented here
+from btlab.experiments.compiled._driver import PAUSED as _PAUSED
+from btlab.experiments.compiled._driver import SOLVED as _SOLVED
+from btlab.experiments.compiled.knights.fast import run64_plain, run64_warnsdorff
+from btlab.experiments.compiled.knights.random64 import run64_random
+from btlab.experiments.compiled.knights.shuffle64 import mod_small
+from btlab.experiments.compiled.knights.tables import (  # noqa: F401 - re-exported
+    GEOMETRY_CHUNK_SQUARES,
+    Geometry,
+    _geometry,
+    build_geometry,
+    geometry,
+    mask_tables,
+)
+from btlab.experiments.compiled.knights.ties64 import run64_keyed
+from btlab.experiments.compiled.knights.wide import (
+    runwide_plain,
+    runwide_warnsdorff,
+    unvisited_degrees,
+)
+from btlab.experiments.compiled.knights.widekeyed import runwide_keyed
+from btlab.experiments.core import Budget, Mode, SearchResult, Status
+from btlab.experiments.knights.solve import (
+    DEFAULT_MOVE_ORDER,
+    HEURISTICS,
+    TIE_BREAKS,
+    KnightBoard,
+    validate_move_order,
+)
+
+# Heuristic and tie-break codes passed to the kernel.
+_HEURISTIC_CODE = {"none": 0, "warnsdorff": 1, "static_degree": 2}
+_TIE_CODE = {"move_order": 0, "random": 1, "pohl": 2, "roth": 3}
+
+
+# Indices into the int64 parameter array.
+P_HEURISTIC, P_TIE, P_FIRST, P_CLOSED, P_START, P_CAP, P_PAUSE_MASK, P_MAXD2, P_BASE = range(9)
+P_BTCAP = 9
+N_PARAMS = 10
+
+# Indices into the int64 state array (the counters and the resume point).
+(S_NODES, S_BACKTRACKS, S_DEAD_ENDS, S_CHECKS, S_SOLUTIONS, S_MAX_DEPTH, S_DEPTH, S_SQ,
+ S_HAVE_TOUR) = range(9)
+N_STATE = 9
+
+# Columns of the frame array: 8 ordered candidates, their number, the next index.
+F_COUNT, F_NEXT = 8, 9
+N_FRAME = 10
+
+_U64_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_U64_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_U64_MIX2 = np.uint64(0x94D049BB133111EB)
+_U30, _U27, _U31 = np.uint64(30), np.uint64(27), np.uint64(31)
+_U60, _U4 = np.uint64(60), np.uint64(4)
+_U64_ZERO = np.uint64(0)
+_NO_DEGREES = np.zeros(0, np.uint8)
+
+
+@njit(cache=True, nogil=True)
+def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, deg, path, frames,
+                found, tour):
+    """Run (or resume) the depth-first search; return a status code.
+
+    Most searches go to loops of their own, walking the same tree with the same
+    counters: every search on a board of at most 64 squares (the visited set in
+    a 64-bit mask: :mod:`.knights_fast`, :mod:`.knights_random64`,
+    :mod:`.knights_shuffle64`, :mod:`.knights_ties64`), and on larger boards every
+    one without random ties (:mod:`.knights_wide`, :mod:`.knights_widekeyed`).
+    The loop below is the general one: larger boards with random ties.
+
+    Args:
+        nbr, count, dist2: the board geometry (:func:`build_geometry`).
+        nbr8, nmask: :func:`.knights_fast.small_tables` (empty above 64 squares).
+        params: int64 (N_PARAMS,): heuristic, tie-break, first, closed, start
+            square, node cap, pause mask, largest ``dist2``, base depth (the
+            prefix already on the board; the search ends when the path is
+            back to it: 0 for the whole search), backtrack cap.
+        state: int64 (N_STATE,): the counters, the path length and the
+            square to place next; updated in place.
+        rng: uint64 (1,): the SplitMix64 state of the random tie-break.
+        visited: uint8 (size,); deg: uint8 (size,), each square's unvisited
+            neighbours (:func:`.knights_wide.unvisited_degrees`) for a
+            heuristic without random ties above 64 squares, else empty;
+            path: uint32 (size,); frames: uint32 (size,
+            N_FRAME); found: int64 (size,): the explicit stack. Array indices
+            are unsigned where it matters: numba tests a signed index for a
+            negative value (wraparound) on every access.
+        tour: int32 (size,): receives the first tour found.
+
+    Returns:
+        0 paused (resume by calling again), 1 solved, 2 exhausted, 3 node limit,
+        4 backtrack limit.
+    """
+    heuristic = params[P_HEURISTIC]
+    tie = params[P_TIE]
+    if heuristic == 0 and tie != 1:
+        tie = 0  # without a heuristic every tie-break but random keeps the move order
+    if nbr8.shape[0] > 0:  # at most 64 squares: the visited set in a 64-bit mask
+        if heuristic == 0 and tie == 0:
+            return run64_plain(nbr8, count, nmask, params, state, path, frames, found, tour)
+        if heuristic == 1 and tie == 0:
+            return run64_warnsdorff(nbr8, count, nmask, params, state, path, frames, found, tour)
+        if tie == 1:
+            return run64_random(nbr8, count, nmask, params, state, rng, path, frames, found, tour)
+        return run64_keyed(nbr8, count, nmask, dist2, params, state, path, frames, found, tour)
+    if heuristic == 0 and tie == 0:
+        return runwide_plain(nbr, count, params, state, visited, path, frames, found, tour)
+    if heuristic == 1 and tie == 0:
+        return runwide_warnsdorff(nbr, count, params, state, deg, path, frames, found, tour)
+    if tie != 1 and deg.shape[0] > 0:
+        return runwide_keyed(nbr, count, dist2, params, state, deg, path, frames, found, tour)
+    size = nbr.shape[0]
+    first = params[P_FIRST] != 0
+    closed = params[P_CLOSED] != 0
+    start = params[P_START]
+    cap = params[P_CAP]
+    pause_mask = params[P_PAUSE_MASK]
+    maxd2 = params[P_MAXD2]
+    base = params[P_BASE]
+    btcap = params[P_BTCAP]
+    nodes = state[S_NODES]
+    backtracks = state[S_BACKTRACKS]
+    dead_ends = state[S_DEAD_ENDS]
+    checks = state[S_CHECKS]
+    solutions = state[S_SOLUTIONS]
+    max_depth = state[S_MAX_DEPTH]
+    depth = state[S_DEPTH]
+    sq = np.uint64(state[S_SQ])
+    have_tour = state[S_HAVE_TOUR]
+    rng_state = rng[0]
+    entry_nodes = nodes
+    keyd = np.empty(8, np.uint64)
+    keyt = np.empty(8, np.uint64)
+    code = _EXHAUSTED
+    while True:
+        # -- place sq --
+        if nodes >= cap:
+            code = _NODE_LIMIT
+            break
+        if (nodes & pause_mask) == 0 and nodes != entry_nodes:
+            code = _PAUSED
+            break
+        nodes += 1
+        visited[sq] = 1
+        path[np.uint64(depth)] = sq
+        depth += 1
+        if depth > max_depth:
+            max_depth = depth
+        leaf_found = -1
+        if depth == size:
+            ok = True
+            if closed:
+                ok = False
+                for k in range(count[sq]):
+                    if nbr[sq, k] == start:
+                        ok = True
+            if ok:
+                solutions += 1
+                if have_tour == 0:
+                    have_tour = 1
+                    for k in range(size):
+                        tour[k] = path[k]
+                if first:
+                    code = _SOLVED
+                    break
+                leaf_found = 1
+            else:
+                dead_ends += 1
+                leaf_found = 0
+        else:
+            # -- list the unvisited onward squares of sq into frames[top, :n] and
+            # order them as btlab.experiments.knights.solve.make_orderer does: by (degree,
+            # tie, move index), stable. Written out here rather than called:
+            # a call passing arrays costs reference counting per placement. --
+            top = np.uint64(depth - 1)
+            around = count[sq]
+            checks += around
+            n = 0
+            for k in range(around):
+                c = nbr[sq, k]
+                if visited[c] == 0:
+                    frames[top, n] = c
+                    n += 1
+            if heuristic != 0 and n == 1:
+                if heuristic == 1:
+                    # Warnsdorff still looks at the lone candidate's onward squares
+                    checks += count[frames[top, 0]]
+            elif heuristic != 0 and n > 1:
+                dynamic = heuristic == 1
+                for i in range(n):
+                    c = frames[top, i]
+                    if dynamic:
+                        onward = count[c]
+                        checks += onward
+                        deg = 0
+                        for k in range(onward):
+                            if visited[nbr[c, k]] == 0:
+                                deg += 1
+                    else:
+                        deg = count[c]
+                    if tie == 0:      # move_order
+                        t = _U64_ZERO
+                    elif tie == 1:    # random: the next SplitMix64 output, smallest first
+                        z = rng_state + _U64_GOLDEN
+                        rng_state = z
+                        z = (z ^ (z >> _U30)) * _U64_MIX1
+                        z = (z ^ (z >> _U27)) * _U64_MIX2
+                        t = z ^ (z >> _U31)
+                    elif tie == 3:    # roth: farthest from the centre first
+                        t = np.uint64(maxd2 - dist2[c])
+                    else:             # pohl: sum of the onward degrees as if the knight stood on c
+                        s = 0
+                        if dynamic:
+                            visited[c] = 1
+                            for k in range(count[c]):
+                                x = nbr[c, k]
+                                if visited[x] == 0:
+                                    onward_x = count[x]
+                                    checks += onward_x
+                                    for j in range(onward_x):
+                                        if visited[nbr[x, j]] == 0:
+                                            s += 1
+                            visited[c] = 0
+                        else:
+                            for k in range(count[c]):
+                                s += count[nbr[c, k]]
+                        t = np.uint64(s)
+                    # insertion after every earlier candidate whose key is <= (deg, t):
+                    # first by deg over t's 60 high bits (a random t: nearly always decides)
+                    p = (np.uint64(deg) << _U60) | (t >> _U4)
+                    j = i
+                    while j > 0 and (keyd[j - 1] > p or (keyd[j - 1] == p and keyt[j - 1] > t)):
+                        keyd[j] = keyd[j - 1]
+                        keyt[j] = keyt[j - 1]
+                        frames[top, j] = frames[top, j - 1]
+                        j -= 1
+                    keyd[j] = p
+                    keyt[j] = t
+                    frames[top, j] = c
+            elif tie == 1 and n > 1:
+                # none with random: Fisher-Yates, as btlab.experiments.knights.ordering.shuffle
+                for i in range(n - 1, 0, -1):
+                    z = rng_state + _U64_GOLDEN
+                    rng_state = z
+                    z = (z ^ (z >> _U30)) * _U64_MIX1
+                    z = (z ^ (z >> _U27)) * _U64_MIX2
+                    z = z ^ (z >> _U31)
+                    j = mod_small(z, i + 1)
+                    swap = frames[top, i]
+                    frames[top, i] = frames[top, j]
+                    frames[top, j] = swap
+            if n > 0:
+                frames[top, F_COUNT] = n
+                frames[top, F_NEXT] = 0
+                found[top] = 0
+            else:
+                dead_ends += 1
+                leaf_found = 0
+        if leaf_found >= 0:
+            # -- undo the leaf --
+            visited[sq] = 0
+            depth -= 1
+            if leaf_found == 0:
+                if backtracks >= btcap:
+                    code = _BACKTRACK_LIMIT
+                    break
+                backtracks += 1
+            if depth == base:
+                break  # the root square itself was a leaf
+            found[np.uint64(depth - 1)] += leaf_found
+        # -- the next child to place, undoing exhausted frames --
+        while depth > base:
+            top = np.uint64(depth - 1)
+            i = frames[top, F_NEXT]
+            if i < frames[top, F_COUNT]:
+                frames[top, F_NEXT] = i + 1
+                sq = np.uint64(frames[top, i])
+                break
+            f = found[top]
+            depth -= 1
+            visited[path[np.uint64(depth)]] = 0
+            if f == 0:
+                if backtracks >= btcap:
+                    code = _BACKTRACK_LIMIT
+                    break
+                backtracks += 1
+            if depth > base:
+                found[np.uint64(depth - 1)] += f
+        if code == _BACKTRACK_LIMIT:
+            break
+        if depth == base:
+            break  # the whole tree is walked
+    state[S_NODES] = nodes
+    state[S_BACKTRACKS] = backtracks
+    state[S_DEAD_ENDS] = dead_ends
+    state[S_CHECKS] = checks
+    state[S_SOLUTIONS] = solutions
+    state[S_MAX_DEPTH] = max_depth
+    state[S_DEPTH] = depth
+    state[S_SQ] = np.int64(sq)
+    state[S_HAVE_TOUR] = have_tour
+    rng[0] = rng_state
+    return code
+
+
+def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: str,
+                tie_break: str, first: bool, closed: bool, budget: Budget,
+                seed: int, extra: dict | None = None,
+                prefix: tuple[int, ...] = (), chunked: bool = False) -> SearchResult:
+    """Run the kernel to the end (in chunks under a time limit); arguments already checked.
+
+    ``prefix`` (squares already on the board, from the start square on) makes
+    it the subtree of ``start_sq`` placed after them, counted as
+    :func:`btlab.experiments.knights.solve.search_subtree` counts it; empty: the whole
+    search from ``start_sq``.
+    """
+    tables = geometry(rows, cols, moves, budget.out_of_time)
+    if tables is None:  # the board's tables took the whole time budget
+        return SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0, None,
+                            extra if extra is not None else {})
+    nbr, count, dist2, maxd2 = tables
+    size = rows * cols
+    timed = budget.max_seconds is not None
+    params = np.array([_HEURISTIC_CODE[heuristic], _TIE_CODE[tie_break], int(first),
+                       int(closed), prefix[0] if prefix else start_sq, budget.node_cap,
+                       pause_mask(timed, chunked), maxd2, len(prefix), budget.backtrack_cap],
+                      dtype=np.int64)
+    state = np.zeros(N_STATE, np.int64)
+    state[S_SQ] = start_sq
+    state[S_DEPTH] = len(prefix)
+    rng = np.array([seed & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64)
+    visited = np.zeros(size, np.uint8)
+    path = np.zeros(size, np.uint32)
+    frames = np.zeros((size, N_FRAME), np.uint32)
+    found = np.zeros(size, np.int64)
+    tour = np.zeros(size, np.int32)
+    for i, sq in enumerate(prefix):
+        visited[sq] = 1
+        path[i] = sq
+    nbr8, nmask = mask_tables(rows, cols, moves)
+    incremental = size > nbr8.shape[0] and heuristic != "none" and tie_break != "random"
+    deg = unvisited_degrees(nbr, count, prefix) if incremental else _NO_DEGREES
+    status = drive(knights_run, (nbr, count, dist2, nbr8, nmask, params, state, rng, visited,
+                                 deg, path, frames, found, tour), budget)
+    solution = tuple(tour.tolist()) if state[S_HAVE_TOUR] else None
+    return SearchResult(status, int(state[S_NODES]), int(state[S_BACKTRACKS]),
+                        int(state[S_DEAD_ENDS]), int(state[S_CHECKS]),
+                        int(state[S_SOLUTIONS]), int(state[S_MAX_DEPTH]), solution,
+                        extra if extra is not None else {})
+
+
+def check_arguments(rows: int, cols: int, start: tuple[int, int], mode: str | Mode,
+                    heuristic: str, tie_break: str,
+                    move_order: Sequence[Sequence[int]]) -> tuple[int, tuple, bool]:
+    """Validate like the reference; return ``(start square, moves, first)``.
+
+    Cheap on the common path (the default move order, a square on the board):
+    a short trial's whole budget is a few microseconds.
+
+    Raises:
+        ValueError: a bad board, start square, mode, heuristic, tie-break or move order.
+    """
+    moves = DEFAULT_MOVE_ORDER if move_order is DEFAULT_MOVE_ORDER else validate_move_order(
+        move_order)
+    row, col = start
+    if not (rows >= 1 and cols >= 1 and 0 <= row < rows and 0 <= col < cols):
+        KnightBoard(rows, cols, moves).square(row, col)  # raises the reference's message
+    first = Mode(mode) is Mode.FIRST
+    if heuristic not in _HEURISTIC_CODE:
+        raise ValueError(f"unknown heuristic {heuristic!r}; expected one of {HEURISTICS}")
+    if tie_break not in _TIE_CODE:
+        raise ValueError(f"unknown tie-break {tie_break!r}; expected one of {TIE_BREAKS}")
+    return row * cols + col, moves, first
+
+
+def warm_up() -> None:
+    """Compile (or load from the disk cache) every knight's-tour kernel signature in use."""
+    moves = DEFAULT_MOVE_ORDER
+    for heuristic in HEURISTICS:
+        run_knights(3, 4, 0, moves, heuristic, "random", True, False, Budget(1000, None), 1)
+    run_knights(3, 4, 0, moves, "warnsdorff", "pohl", False, True, Budget(None, 10.0), 1)
+    # geometry of a board above the cache threshold goes through the same kernel
+    _geometry(1, 1, moves)

@@ -1,0 +1,201 @@
+"""The rows of btlab results as a pandas DataFrame: what each column is, and common steps.
+
+The layer under :mod:`btlab.analysis` and :mod:`btlab.analysis.pairing` (both import
+it; it imports neither): which columns are counters, timings and parameters
+(:func:`parameter_columns`), which identify a trial (:func:`trial_keys`),
+folding the repeats of a trial into one row (:func:`aggregate_repeats`),
+selecting rows by ``column=value`` (:func:`select`) and writing a value as
+text with its bound mark (:func:`format_value`). Every public name here is
+also importable from :mod:`btlab.analysis`.
+
+Repeats. A config's ``repeats`` runs each trial several times for timing; the
+counters must not change between repeats. :func:`aggregate_repeats` keeps the
+counters and status of the first repeat and the median timings
+(``wall_ns``, ``cpu_ns``) over the repeats.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any, Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from btlab.problems import PROBLEMS, get_problem, plugins
+
+#: Counters of the metrics contract (``docs/metrics.md``; identical across repeats of a trial).
+COUNTERS = ("nodes", "backtracks", "dead_ends", "checks", "solutions", "max_depth")
+#: Timings in nanoseconds (they vary across repeats; folded by the median).
+TIMINGS = ("wall_ns", "cpu_ns")
+#: Parameter columns of each known problem, in the order of the Parquet schema.
+PARAMETERS: dict[str, tuple[str, ...]] = {
+    name: tuple(problem.columns.names) for name, problem in PROBLEMS.items()}
+#: Columns that are never parameters (ids, budget, metrics, solution, provenance).
+NOT_PARAMETERS = frozenset({
+    "trial_id", "run_id", "problem", "source", "budget_nodes", "budget_seconds", "seed",
+    "budget_backtracks", "restarts", "probes", "censored", "abandoned", "attempts",
+    "success_seed", "estimate", "estimate_se", "solutions_estimate", "solutions_estimate_se",
+    "repeat", "repeats", "status", *COUNTERS, *TIMINGS, "solution", "error",
+    *{c for problem in PROBLEMS.values() for c in problem.extra_columns}, "compile_ns",
+    "candidates", "btlab_version", "git_commit", "python_version", "ray_version", "host",
+    "node_id", "pid", "started_at", "plugins", "git_dirty",
+})
+#: Columns besides the parameters that tell two trials apart (not the repeat).
+_TRIAL_KEYS = ("source", "problem", "budget_nodes", "budget_seconds", "budget_backtracks",
+               "restarts", "probes", "seed")
+
+
+# --------------------------------------------------------------------------- columns
+
+
+def parameter_columns(df: pd.DataFrame) -> list[str]:
+    """The parameter columns of ``df`` (one per trial parameter), in schema order.
+
+    Known problems (:data:`PARAMETERS`) use their list; for another problem,
+    every column that is not an id, budget, metric, solution or provenance
+    column (:data:`NOT_PARAMETERS`) counts as a parameter.
+    """
+    problems = (list(pd.unique(df["problem"].dropna().astype(str)))
+                if "problem" in df.columns else [])
+    known = {p: _parameters_of(p) for p in problems}
+    if problems and all(v is not None for v in known.values()):
+        names = [c for p in problems for c in known[p] or ()]
+    else:
+        names = [c for c in df.columns if c not in NOT_PARAMETERS]
+        names += [c for p in PARAMETERS.values() for c in p]
+    return [c for c in dict.fromkeys(names) if c in df.columns]
+
+
+def _parameters_of(problem: str) -> tuple[str, ...] | None:
+    """A problem's parameter columns: built-in, or a plug-in's that imports here; else None."""
+    if problem in PARAMETERS:
+        return PARAMETERS[problem]
+    if not plugins.is_ref(problem):
+        return None
+    try:
+        return tuple(get_problem(problem).columns.names)
+    except plugins.PluginError:
+        return None
+
+
+
+def trial_keys(df: pd.DataFrame) -> list[str]:
+    """Columns that identify a trial up to its repeat: parameters, source, budget, seed."""
+    return parameter_columns(df) + [c for c in _TRIAL_KEYS if c in df.columns]
+
+
+def aggregate_repeats(df: pd.DataFrame) -> pd.DataFrame:
+    """Fold the repeats of each trial into one row.
+
+    Returns:
+        A DataFrame with one row per trial (rows of ``df`` grouped by
+        :func:`trial_keys`): every column from the first repeat, except the
+        timings (``wall_ns``, ``cpu_ns``, float64 ns), which are the median
+        over the repeats, and a new ``repeats`` column (how many were folded).
+        ``df`` without a ``repeat`` column is returned unchanged.
+
+    Warns:
+        RuntimeWarning: a trial's counters or status differ between its
+            repeats (they must not; the first repeat is kept).
+    """
+    if "repeat" not in df.columns or df.empty:
+        return df
+    keys = trial_keys(df)
+    labels = df.index
+    df = df.reset_index(drop=True).sort_values("repeat", kind="stable")  # positions as labels
+    groups = df.groupby(keys, observed=True, dropna=False, sort=False)
+    checked = [c for c in ("status", *COUNTERS) if c in df.columns]
+    if checked and len(df) > groups.ngroups:
+        differs = groups[checked].nunique(dropna=False).gt(1)
+        if differs.any(axis=None):
+            bad = differs.any(axis=1)
+            cols = list(differs.columns[differs.any(axis=0)])
+            warnings.warn(f"{int(bad.sum())} trial(s) report different {', '.join(cols)} "
+                          "across repeats (the metrics contract says they must not); "
+                          "keeping the first repeat's values", RuntimeWarning, stacklevel=2)
+    out = groups.head(1).copy()
+    timings = [c for c in TIMINGS if c in df.columns]
+    if timings:
+        med = groups[timings].transform("median")
+        out[timings] = med.loc[out.index].astype("float64")
+    out["repeats"] = groups["repeat"].transform("size").loc[out.index].astype("int64")
+    out = out.sort_index()
+    out.index = labels[out.index.to_numpy()]
+    return out
+
+
+# --------------------------------------------------------------------------- rows
+
+
+def select(df: pd.DataFrame, filters: Mapping[str, Any]) -> pd.DataFrame:
+    """The rows of ``df`` matching every ``column=value`` (or ``column=[values]``) filter.
+
+    Raises:
+        ValueError: a filter names a column not in ``df``, or no row matches
+            (the message lists the values present).
+    """
+    mask = pd.Series(True, index=df.index)
+    for col, want in filters.items():
+        if col not in df.columns:
+            raise ValueError(f"filter {col}={want!r}: no column {col!r}; columns: "
+                             f"{', '.join(map(str, df.columns))}")
+        wants = list(want) if isinstance(want, (list, tuple, set, frozenset)) else [want]
+        mask &= df[col].astype("object").isin(wants)
+        if not mask.any():
+            present = ", ".join(repr(v) for v in pd.unique(df[col].astype("object").dropna()))
+            raise ValueError(f"filter {col}={want!r} matches no trial"
+                             + (f" (with {dict(list(filters.items()))})" if len(filters) > 1
+                                else "") + f"; {col} takes the values {present}")
+    return df.loc[mask]
+
+
+# --------------------------------------------------------------------------- text
+
+
+def format_value(metric: str, value: Any, bound: bool | str = False) -> str:
+    """Text of one value: counters ``1,234``, timings ``12.3 ms``, ratios 3 digits.
+
+    ``bound`` is False / ``"exact"`` (no mark), True / ``">="``, ``"<="`` or
+    ``"unknown"`` (written ``unknown``: no value is shown).
+    """
+    if bound == "unknown":
+        return "unknown"
+    mark = ">=" if bound is True else ("" if bound in (False, "exact", None) else str(bound))
+    if value is None or (isinstance(value, float) and math.isnan(value)) or pd.isna(value):
+        return "-"
+    if metric.endswith("_ns"):
+        return mark + format_seconds(float(value) / 1e9)
+    v = float(value)
+    if not math.isfinite(v):
+        return mark + str(v)
+    if metric == "ratio" or (not v.is_integer() and abs(v) < 1000):
+        return mark + f"{v:.3g}"
+    return mark + f"{v:,.0f}"
+
+
+def format_seconds(seconds: float) -> str:
+    """``1.23 s``, ``45.6 ms``, ``789 us`` or ``12 ns`` (3 significant digits)."""
+    s = abs(seconds)
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if s >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds * 1e9:.3g} ns"
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def as_list(value: Sequence[str] | str | None) -> list[str]:
+    """``None`` -> ``[]``, one column name -> ``[name]``, several -> a list of them."""
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def require_columns(df: pd.DataFrame, columns: Iterable[str], where: str) -> None:
+    """Raise ValueError naming ``where`` and the missing columns unless ``df`` has them all."""
+    missing = [c for c in dict.fromkeys(columns) if c not in df.columns]
+    if missing:
+        raise ValueError(f"{where}: no column {', '.join(map(repr, missing))} in the results; "
+                         f"columns: {', '.join(map(str, df.columns))}")

@@ -1,0 +1,98 @@
+"""Config order: the order of a sweep's trials as its config expands them, for every table.
+
+A config expands into trials in *sweep order* (:func:`btlab.sweep.expand.iter_trials`:
+the product of the ``matrix`` lists in the order the config lists its keys and
+values, ``all`` expanded in place, e.g. start squares row by row, then the
+``include`` entries that make trials of their own). Rows arrive in another
+order (Ray finishes trials as it can; a resumed run adds the trials it
+missed). :func:`in_config_order` puts rows back in sweep order; ``btlab show``
+(:mod:`btlab.views.headline`), ``btlab run``'s closing tables, ``btlab report`` and
+:func:`btlab.analysis.load` all use it, so their groups and rows come in the
+order the config lists them (``rec 5, rec 6, ..., amb 5, amb 6``), not the
+order trials finished in.
+
+The config used is the one stored in the folder's newest part (the config last
+run). Rows of trials no longer in it (an edited config) come after the others,
+in the order they were read. Schema version 1 stored the config with its keys
+sorted, so for a folder written by it the matrix keys count in alphabetical
+order. A config this btlab cannot expand (a plug-in that no longer imports),
+or one of more than :data:`EXPAND_LIMIT` trials, leaves the rows in the order
+they were read.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from btlab.errors import ConfigError
+
+#: Configs of more trials than this are not expanded to order rows (expanding takes
+#: about 1 s per 7,000 trials on a busy 2-core machine): their rows stay in the order
+#: they were read.
+EXPAND_LIMIT = 50_000
+
+
+@functools.lru_cache(maxsize=8)
+def _positions_of(stored: str, where: str) -> dict[str, int] | None:
+    """trial id -> its position in the sweep order of the stored config JSON, or None
+    when the config cannot be expanded here or is larger than :data:`EXPAND_LIMIT`."""
+    from btlab.config.model import parse_config
+    from btlab.sweep.expand import count_trials, iter_trials
+
+    try:
+        config = parse_config(stored, where)
+        if count_trials(config, limit=EXPAND_LIMIT + 1) > EXPAND_LIMIT:
+            return None
+        return {t.trial_id: i for i, t in enumerate(iter_trials(config))}
+    except (ConfigError, ValueError):
+        return None
+
+
+def config_positions(config: Any) -> dict[str, int] | None:
+    """trial id -> position in the sweep order of ``config`` (a
+    :class:`~btlab.config.model.SweepConfig`, or a folder / URI whose newest part's stored
+    config is used); None when it cannot be expanded (see the module docstring)."""
+    from btlab.config.model import SweepConfig
+
+    if isinstance(config, SweepConfig):
+        import json
+
+        return _positions_of(json.dumps(config.expanded()), config.source)
+    from btlab.store.read import newest_meta
+
+    stored = newest_meta(config).get("btlab.config")
+    if not stored:
+        return None
+    return _positions_of(stored, f"{config} (config stored in its newest part)")
+
+
+def order_key(df: pd.DataFrame, positions: dict[str, int] | None) -> np.ndarray:
+    """Sort key (int64, one per row): the row's trial's position in sweep order; rows of
+    trials not in the config (or every row, with ``positions`` None) after all of them,
+    in the order they come in ``df``."""
+    n = len(df)
+    after = np.arange(n, dtype=np.int64) + (len(positions) if positions else 0)
+    if not positions or "trial_id" not in df.columns:
+        return after
+    found = df["trial_id"].map(positions)
+    return np.where(found.notna(), found.fillna(-1).to_numpy(dtype=np.int64), after)
+
+
+def in_config_order(df: pd.DataFrame, config: Any) -> pd.DataFrame:
+    """The rows of ``df`` in config order (a new frame, index 0..n-1).
+
+    Args:
+        df: rows of one results folder (``trial_id`` column).
+        config: the folder (or URI) they came from, or the
+            :class:`~btlab.config.model.SweepConfig` they were run with.
+
+    Returns:
+        ``df`` sorted by :func:`order_key` (a stable sort).
+    """
+    key = order_key(df, config_positions(config))
+    return df.iloc[np.argsort(key, kind="stable")].reset_index(drop=True)
+

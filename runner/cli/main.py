@@ -1,0 +1,350 @@
+"""The ``btlab`` command line.
+
+``btlab run CONFIG [KEY=VALUE ...]``  run a sweep (Ray by default), resume what is
+                           missing; KEY=VALUE overrides a config key (runner/config/overrides.py)
+``btlab show RESULTS_DIR`` print the headline tables again from Parquet
+``btlab validate CONFIG [KEY=VALUE ...]``  check a config, print the trial count and samples
+``btlab --version``        btlab's version and the git commit of its code
+``btlab compare A B``      compare two results folders trial by trial
+``btlab report RESULTS_DIR [RESULTS_DIR ...] -o report.html``  one self-contained HTML
+                           report (several folders of one problem: read together)
+
+Exit status: 0 all trials ran, 1 some trials failed (status ``error``),
+2 bad input (nothing was run or written), 3 results could not be written
+(no space left, quota, I/O error, read-only file system: the rows written
+before are intact; run again to resume; or an output file of ``report -o``
+could not be written, nothing left behind), 130 interrupted (rows already
+finished are on disk; run again to resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from btlab.api.run import cmd_run
+from btlab.errors import BtlabError
+from btlab.execution.interrupts import catching_signals, settle
+
+
+def _console(markup: bool = True) -> Console:
+    """The console commands print to; ``markup=False`` for those that print stored values
+    (show, report, compare), so that a value such as ``[/bold]`` is printed as it is."""
+    width = shutil.get_terminal_size((160, 40)).columns
+    return Console(width=max(width, 100) if not sys.stdout.isatty() else None,
+                   highlight=False, markup=markup)
+
+
+_OVERRIDES_HELP = (
+    "change the config: key=value changes a key of the file (dotted: fixed.board=[6,6], "
+    "matrix.heuristic=[none,warnsdorff], budget.nodes=10_000_000, seed=7), +key=value adds "
+    "a key the file lacks, ~key deletes one; values are YAML (quote them for the shell)")
+
+_EPILOG = """\
+overrides (run, validate), as in Hydra:
+  btlab run configs/warnsdorff_64_starts.yaml 'fixed.board=[6,6]' budget.nodes=10_000
+  btlab validate configs/warnsdorff_64_starts.yaml +fixed.closed=true ~budget.seconds
+A run with overrides is an edited config: rows of trials it no longer has stay on
+disk, named, and out of the tables (btlab show --all includes them).
+
+When output is not a terminal (nohup, a log file), btlab run prints a plain progress
+line every 10 s ($BTLAB_PROGRESS_INTERVAL seconds) instead of the bar.
+"""
+
+
+class _VersionAction(argparse.Action):
+    """--version: ``btlab <version> (git <commit>...)``, computed only when asked."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from btlab.store.provenance import version_line
+
+        print(version_line(), flush=True)
+        parser.exit(0)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="btlab", description="Batch experiments on backtracking search (knight's tour, "
+        "N-Queens): YAML sweeps -> Ray -> Parquet.", epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action=_VersionAction,
+                   help="print btlab's version and the git commit of its code, and exit")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run a sweep; rerunning resumes what is missing",
+                         epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    run.add_argument("config", help="the sweep's YAML file, e.g. configs/warnsdorff_64_starts.yaml")
+    run.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help=_OVERRIDES_HELP)
+    run.add_argument("--out", help="results folder (default: results/<name>), or a filesystem "
+                     "URI for shared storage (s3://bucket/prefix, file:///shared/dir, ...: "
+                     "anything pyarrow.fs opens)")
+    run.add_argument("--backend", choices=["ray", "serial"], default="ray",
+                     help="ray (default: embedded local Ray, or a cluster with --address) "
+                     "or serial (in this process, for debugging)")
+    run.add_argument("--address", help="join this Ray cluster (HOST:PORT or auto; "
+                     "default: $RAY_ADDRESS, else an embedded local Ray)")
+    run.add_argument("--workers", type=_positive_int, help="worker processes of the local Ray "
+                     "(default: one per core)")
+    run.add_argument("--batch-size", type=_positive_int,
+                     help="trials per Ray task (default: automatic)")
+    run.add_argument("--fresh", action="store_true",
+                     help="delete this sweep's earlier results and start over")
+    run.add_argument("--no-retry-errors", action="store_true",
+                     help="keep the rows of trials that ended with status error: a rerun "
+                     "does not run them again (by default it does, and the new row replaces "
+                     "the error row; time_limit, node_limit, backtrack_limit and restart_limit "
+                     "rows are results, never re-run)")
+    run.add_argument("--yes", action="store_true",
+                     help="run a sweep larger than the trial cap (1,000,000)")
+    run.add_argument("--quiet", action="store_true",
+                     help="no progress bar (and no progress lines when output is not a "
+                     "terminal)")
+    run.add_argument("--dashboard", action="store_true",
+                     help="start the Ray dashboard with the embedded local Ray (off by default)")
+
+    show = sub.add_parser("show", help="print the headline tables of a results folder")
+    show.add_argument("results", help="a results folder, e.g. results/warnsdorff-64-starts")
+    show.add_argument("--all", action="store_true",
+                      help="include rows of trials that are no longer in the config last run")
+    show.add_argument("--by", choices=["node"], help="node: how the trials spread over the "
+                      "machines (Ray node, host) instead of the headline tables")
+
+    cmp = sub.add_parser("compare", help="compare two results folders trial by trial "
+                         "(deterministic columns only); exit 0 when identical, 1 otherwise")
+    cmp.add_argument("results_a")
+    cmp.add_argument("results_b")
+    cmp.add_argument("--all", action="store_true",
+                     help="include rows of trials that are no longer in the config last run "
+                     "into each folder")
+
+    val = sub.add_parser("validate", help="check a config (with overrides) without running it; "
+                         "print its trial count", epilog=_EPILOG,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    val.add_argument("config")
+    val.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help=_OVERRIDES_HELP)
+
+    rep = sub.add_parser("report", help="write a self-contained HTML report of one or several "
+                         "results folders (of one problem)")
+    rep.add_argument("results", nargs="+",
+                     help="results folders, e.g. results/warnsdorff-64-starts; several are "
+                     "read together (a column source names each row's folder)")
+    rep.add_argument("-o", "--output", default="report.html",
+                     help="the HTML file to write (default: report.html): a new file or a "
+                     "regular file to replace, never a directory, pipe, device or symbolic "
+                     "link; - prints the report")
+    rep.add_argument("--all", action="store_true",
+                     help="include rows of trials that are no longer in the config last run "
+                     "into each folder")
+    return p
+
+
+def _positive_int(text: str) -> int:
+    """argparse type of --workers and --batch-size: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, found {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, found {value}")
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``btlab`` console script; returns the exit status."""
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    # overrides after an option (`run CONFIG --quiet seed=7`) are left over by argparse,
+    # whose positional list ends at the first option
+    if extra and getattr(args, "overrides", None) is not None and not any(
+            a.startswith("-") for a in extra):
+        args.overrides = [*args.overrides, *extra]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    console = _console(markup=args.command not in ("show", "compare", "report"))
+    if args.command == "run":
+        # a stop signal at any moment of the run, its end included (writing the last rows,
+        # shutting Ray down, printing the tables), exits 130; once the status is decided,
+        # it is ignored. As the program (argv None) the handlers stay until the process exits.
+        with catching_signals(for_good=argv is None):
+            return _main_run(args, console)
+    try:
+        if args.command == "show":
+            return cmd_show(args, console)
+        if args.command == "validate":
+            return cmd_validate(args, console)
+        if args.command == "compare":
+            return cmd_compare(args, console)
+        if args.command == "report":
+            return cmd_report(args, console)
+    except BtlabError as exc:
+        _error(exc)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        _interrupted()
+        return 130
+    return 2
+
+
+def _main_run(args, console: Console) -> int:
+    """``btlab run`` within :func:`main`'s signal handlers: its exit status, whenever a
+    signal comes."""
+    from btlab.execution.execute import pause_at
+
+    try:
+        status = cmd_run(args, console)
+        settle()  # decided: a signal from now on is ignored
+        pause_at("exit")
+        return status
+    except BtlabError as exc:
+        settle()
+        _error(exc)
+        return exc.exit_code
+    except KeyboardInterrupt:  # outside the trial loop (which handles its own): start, end
+        settle()
+        _interrupted()
+        return 130
+
+
+def _error(exc: BtlabError) -> None:
+    Console(stderr=True, highlight=False).print(
+        f"[bold red]btlab:[/bold red] {escape(str(exc))}", markup=True, soft_wrap=True)
+
+
+def _interrupted() -> None:
+    Console(stderr=True, highlight=False).print(
+        "btlab: interrupted; rows already finished are on disk (run again to resume)")
+
+
+def cmd_validate(args, console: Console) -> int:
+    from btlab.config.model import DEFAULT_TRIAL_CAP, load_config
+    from btlab.sweep.expand import EXACT_COUNT_BLOCKS, check_blocks, iter_trials, plan_size
+
+    config = load_config(args.config, args.overrides)
+    label = escape(" ".join([args.config, *args.overrides]))  # [6,6] is no rich markup
+    planned, how = plan_size(config, DEFAULT_TRIAL_CAP)
+    if planned > DEFAULT_TRIAL_CAP:
+        # too large to walk: check one trial of each block, count by arithmetic
+        samples = list(itertools.islice(iter_trials(config), 5))
+        whole = check_blocks(config)
+        size = f"{planned:,}" if how == "exact" else f"{how} {planned:,}"
+        console.print(f"{label}: OK -- problem {config.problem.name}, {size} trials: over "
+                      f"the cap of {DEFAULT_TRIAL_CAP:,}, `btlab run` needs --yes ("
+                      + ("one trial of each combination of the matrix lists was checked)"
+                         if whole else f"one trial of each of the first {EXACT_COUNT_BLOCKS:,} "
+                         "combinations of the matrix lists was checked)"))
+    else:
+        total = 0
+        samples = []
+        for trial in iter_trials(config):
+            total += 1
+            if len(samples) < 5:
+                samples.append(trial)
+        console.print(f"{label}: OK -- problem {config.problem.name}, {total:,} trials")
+    for t in samples:
+        keys = {"budget_nodes": t.budget_nodes, "budget_backtracks": t.budget_backtracks,
+                "budget_seconds": t.budget_seconds,
+                "restarts": f"'{t.restarts.label()}'" if t.restarts is not None else None,
+                "probes": t.probes}
+        console.print(f"  {t.trial_id}  " + "  ".join(f"{k}={v}" for k, v in t.columns.items())
+                      + "".join(f"  {k}={v}" for k, v in keys.items() if v is not None)
+                      + f"  seed={t.seed}  repeat={t.repeat}", markup=False)
+    return 0
+
+
+def cmd_show(args, console: Console) -> int:
+    from btlab.analysis.config_order import in_config_order
+    from btlab.analysis.counted_rows import select_rows
+    from btlab.store.folder import load_rows, newest_meta, part_files
+    from btlab.views.headline import print_headline
+
+    folder = args.results if "://" in args.results else Path(args.results)
+    partial = []
+    if isinstance(folder, Path):
+        from btlab.execution.split_run import Checkpoints
+
+        partial = Checkpoints(folder).partial()
+    for trial_id, saved, total in partial:
+        console.print(f"split trial {trial_id} cut short: {saved:,} of {total:,} subtrees "
+                      "saved, kept by the next run", markup=False)
+    if partial and not part_files(folder):
+        console.print(f"{folder}: no finished trial yet; run the same command to resume",
+                      markup=False)
+        return 0
+    df = in_config_order(load_rows(folder), folder)
+    meta = newest_meta(folder)
+    cfg = json.loads(meta.get("btlab.config", "{}"))
+    # --by node: every row (where trials ran, whichever config they belong to)
+    notes: list[str] = []
+    if args.by != "node":
+        chosen = select_rows(folder, df, all_rows=args.all)
+        df, notes = chosen.rows, chosen.notes
+    console.print(f"{folder}: {len(df):,} trials of {cfg.get('name', '?')} "
+                  f"({df['run_id'].nunique()} run(s))", markup=False)
+    overrides = json.loads(meta.get("btlab.overrides", "[]"))
+    if overrides:
+        console.print("overrides of the config last run: " + " ".join(overrides), markup=False)
+    if args.by == "node":
+        from btlab.views.headline import print_by_node
+        print_by_node(df, console)
+        return 0
+    for note in notes:
+        console.print(note, markup=False)
+    print_headline(df, console)
+    return 1 if (df["status"] == "error").any() else 0
+
+
+def cmd_compare(args, console: Console) -> int:
+    from btlab.analysis.folder_diff import compare_folders, describe
+
+    result = compare_folders(args.results_a, args.results_b, all_rows=args.all)
+    console.print(describe(result, args.results_a, args.results_b), markup=False)
+    return 0 if result.identical else 1
+
+
+def cmd_report(args, console: Console) -> int:
+    from btlab.views.report.page import render_report, write_report
+
+    if args.output == "-":
+        return _print_report(render_report(args.results, all_rows=args.all))
+    out = write_report(args.results, args.output, all_rows=args.all)
+    console.print(f"wrote {out} ({out.stat().st_size / 1024:,.0f} KiB): one self-contained HTML "
+                  "file, open it in any browser", markup=False)
+    return 0
+
+
+def _print_report(text: str) -> int:
+    """``report -o -``: the HTML on standard output (a closed pipe ends it quietly).
+
+    Raises:
+        WriteError: standard output is a full disk or failed (exit 3).
+    """
+    import errno
+    import os
+
+    from btlab.errors import WriteError
+
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as exc:
+        if exc.errno == errno.EPIPE:  # `btlab report ... -o - | head`: the reader is gone
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
+        raise WriteError(f"standard output: could not write the report: {exc.strerror}\n"
+                         "  fix: free space on that disk, or give -o a file") from None
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

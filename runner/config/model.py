@@ -1,0 +1,396 @@
+"""Sweep configs: YAML -> validated :class:`SweepConfig` (its trials: :mod:`btlab.sweep.expand`).
+
+A config names a problem, the parameters every trial shares (``fixed``), the
+parameters to sweep (``matrix``: the product of every list, GitHub-Actions
+style, with ``exclude`` and ``include``), budgets, repeats and a seed::
+
+    name: warnsdorff-64-starts
+    problem: knights_tour
+    fixed: {board: [8, 8], strategy: recursive, mode: first}
+    matrix:
+      heuristic: [none, warnsdorff]
+      start: all
+    budget: {nodes: 1_000_000, seconds: 60}
+    repeats: 1
+    seed: 2026
+
+Everything is checked before anything runs. A bad config raises
+:class:`~btlab.errors.ConfigError` naming the file, line and column, the key
+path, what was expected, what was found and how to fix it. YAML is read with
+``yaml.safe_load`` semantics only (libyaml's ``CSafeLoader``, or
+``yaml.SafeLoader`` without libyaml): tags that build Python objects are
+refused. Only regular files of at most 256 KiB are read, and a document may
+expand to at most 200,000 values nested 64 deep (:mod:`btlab.config.yaml_positions`).
+Every number is bounded by what it becomes (see :data:`MAX_BUDGET_SECONDS`).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Annotated, Any, Mapping, Optional
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    TypeAdapter,
+    ValidationError,
+)
+
+from btlab.config.messages import describe, did_you_mean, from_pydantic, param_error
+from btlab.config.overrides import apply_overrides
+from btlab.config.restarts import RestartsModel
+from btlab.config.seeds import INT64_MAX, INT64_MIN, check_seeds, seed_hint
+from btlab.config.trial_keys import (
+    MAX_BUDGET_NODES,
+    MAX_BUDGET_SECONDS,
+    MAX_PROBES,
+    TRIAL_KEYS,
+    BudgetModel,
+    check_trial_keys,
+)
+from btlab.config.yaml_positions import MAX_CONFIG_BYTES, KeyPath, Position, parse_yaml
+from btlab.errors import ConfigError
+from btlab.problems import PROBLEMS, get_problem, plugins
+from btlab.problems.spec import ProblemSpec
+
+__all__ = ["DEFAULT_TRIAL_CAP", "MAX_BUDGET_NODES", "MAX_BUDGET_SECONDS", "BudgetModel",
+           "SweepConfig", "SweepModel", "load_config",
+           "parse_config"]
+
+#: A sweep larger than this needs ``--yes``.
+DEFAULT_TRIAL_CAP = 1_000_000
+
+
+#: Bounds of the numbers a config holds, from what each becomes: ``seed`` is an
+#: int64 column; ``repeat`` an int32 column; the budget's bounds are
+#: :mod:`btlab.config.trial_keys`'.
+INT32_MAX = (1 << 31) - 1
+
+#: A whole number: YAML integers only (not true/false, not 3.0, not "3").
+Int64 = Annotated[StrictInt, Field(ge=INT64_MIN, le=INT64_MAX)]
+
+
+class SweepModel(BaseModel):
+    """The top level of a config file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)]
+    problem: str
+    description: str = ""
+    fixed: dict[str, Any] = {}
+    matrix: dict[str, Any] = {}
+    exclude: list[dict[str, Any]] = []
+    include: list[dict[str, Any]] = []
+    budget: BudgetModel = BudgetModel()
+    #: restart policy of every trial (:mod:`btlab.config.restarts`), or none.
+    restarts: Optional[RestartsModel] = None
+    #: random probes of every ``mode: estimate`` trial, or none.
+    probes: Optional[Annotated[StrictInt, Field(ge=1, le=MAX_PROBES)]] = None
+    repeats: Annotated[StrictInt, Field(ge=1, le=INT32_MAX)] = 1
+    seed: Int64 = 0
+    #: ``{depth: D}`` or ``auto``: split every trial into ordered subtree tasks
+    #: (:mod:`btlab.experiments.split.subtrees`); the counters are those of the unsplit search.
+    split: Any = None
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """A validated config.
+
+    Attributes:
+        model: the validated top-level values.
+        problem: the problem spec.
+        source: the file it came from (for messages).
+        positions: key path -> (line, column), 1-based, of every key and value; a
+            string for keys a command-line override set (the override, e.g.
+            ``override 1 (seed=7)``).
+        text: the YAML text as read (before any override).
+        overrides: the command-line overrides applied, as typed
+            (:mod:`btlab.config.overrides`); stored in every part's metadata.
+    """
+
+    model: SweepModel
+    problem: ProblemSpec
+    source: str
+    positions: Mapping[KeyPath, Position | str]
+    text: str
+    overrides: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    def error(self, path: KeyPath, expected: str, found: str, fix: str = "") -> ConfigError:
+        """A :class:`ConfigError` at ``path`` (or the nearest enclosing key that has a position)."""
+        probe = tuple(path)
+        while probe and probe not in self.positions:
+            probe = probe[:-1]
+        return _located(self.source, self.positions, probe, path, expected, found, fix)
+
+    def expanded(self) -> dict[str, Any]:
+        """The config as plain data (what goes into the Parquet metadata)."""
+        return self.model.model_dump(mode="json")
+
+
+def _located(source: str, positions: Mapping[KeyPath, Position | str], probe: KeyPath,
+             path: KeyPath, expected: str, found: str, fix: str) -> ConfigError:
+    """A ConfigError at ``path``, located where ``probe`` is (a line, or an override)."""
+    pos = positions.get(probe, (None, None))
+    if isinstance(pos, str):
+        return ConfigError(source, None, None, tuple(path), expected, found, fix, where=pos)
+    return ConfigError(source, pos[0], pos[1], tuple(path), expected, found, fix)
+
+
+def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> SweepConfig:
+    """Read and validate a config file, changed by command-line ``overrides`` (``key=value``).
+
+    Only a regular file (or a symlink to one) of at most
+    :data:`~btlab.config.yaml_positions.MAX_CONFIG_BYTES` is read: a FIFO, a device or a
+    folder is refused without reading from it (the file is opened non-blocking
+    and checked with ``fstat``, so a FIFO with no writer never blocks).
+
+    Raises:
+        ConfigError: unreadable file, not a regular file, too large, malformed
+            YAML or any invalid value.
+    """
+    path = Path(path)
+    return parse_config(read_config_text(path), str(path), overrides)
+
+
+def read_config_text(path: Path) -> str:
+    """The text of the config file ``path`` (see :func:`load_config` for what is refused)."""
+    def bad(expected: str, found: str, fix: str) -> ConfigError:
+        return ConfigError(str(path), None, None, (), expected, found, fix)
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        if exc.errno == errno.EISDIR:  # some systems refuse to open a folder at all
+            raise bad("a YAML config file", "a folder", "give the path of a config file, "
+                      "e.g. configs/warnsdorff_64_starts.yaml") from None
+        raise bad("a readable YAML file", exc.strerror or str(exc), "check the path") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO (named pipe)"
+                    if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode)
+                    or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
+                    else "not a regular file")
+            raise bad("a regular file holding a YAML config", kind,
+                      "give the path of a config file, e.g. configs/warnsdorff_64_starts.yaml"
+                      if stat.S_ISDIR(mode) else
+                      "save the config to a file and give its path")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise bad("a readable YAML file", exc.strerror or str(exc), "check the path") from None
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise bad(f"a config of at most {MAX_CONFIG_BYTES:,} bytes (256 KiB)",
+                  "a larger file", "give the path of a sweep config")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise bad("a UTF-8 text file", "binary data", "give the path of a YAML config") from None
+
+
+def parse_config(text: str, source: str = "<string>",
+                 overrides: list[str] | tuple[str, ...] = ()) -> SweepConfig:
+    """Validate config text; ``source`` names it in messages. See :func:`load_config`."""
+    data, positions = parse_yaml(text, source)
+
+    def err(path, expected, found, fix=""):
+        probe = tuple(path)
+        while probe and probe not in positions:
+            probe = probe[:-1]
+        return _located(source, positions, probe, path, expected, found, fix)
+
+    if not isinstance(data, dict):
+        raise err((), "a mapping with name, problem, fixed, matrix, ...", describe(data),
+                  "see configs/ for examples")
+    if overrides:
+        data, positions = apply_overrides(data, positions, overrides, source)
+    try:
+        model = SweepModel.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        sub = first["loc"][:1]
+        allowed = list(BudgetModel.model_fields if sub == ("budget",)
+                       else RestartsModel.model_fields if sub == ("restarts",)
+                       else SweepModel.model_fields)
+        raise seed_hint(from_pydantic(err, first, (), allowed), first) from None
+    try:
+        problem = get_problem(model.problem)
+    except plugins.PluginError as exc:
+        raise err(("problem",), exc.expected, exc.found, exc.fix) from None
+    except ValueError:
+        raise err(("problem",), f"one of {', '.join(PROBLEMS)}, or a plug-in "
+                  "'module:PROBLEM' (docs/extending.md)", repr(model.problem),
+                  did_you_mean(model.problem, list(PROBLEMS)) or "pick a listed problem"
+                  ) from None
+    split = model.split
+    if split is not None and split != "auto":
+        ok = (isinstance(split, dict) and set(split) == {"depth"}
+              and isinstance(split["depth"], int) and not isinstance(split["depth"], bool)
+              and 0 <= split["depth"] <= 1000)
+        if not ok:
+            wrong = [k for k in split if k != "depth"] if isinstance(split, dict) else []
+            raise err(("split",) + ((wrong[0],) if wrong else ()),
+                      "split: auto, or split: {depth: D} with an integer D in 0..1000",
+                      f"unknown key {wrong[0]!r} in {describe(split)}" if wrong
+                      else describe(split),
+                      (did_you_mean(wrong[0], ["depth"]) if wrong else "")
+                      or ("split takes depth only: write split: {depth: 4} or split: auto"
+                          if wrong else "write split: {depth: 4} or split: auto"))
+    config = SweepConfig(model, problem, source, positions, text, tuple(overrides))
+    _check_params(config)
+    return config
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def _adapters(problem: ProblemSpec) -> dict[str, TypeAdapter]:
+    fields = problem.params.model_fields
+    out: dict[str, TypeAdapter] = {}
+    for name, info in fields.items():
+        ann: Any = (Annotated[(info.annotation, *info.metadata)] if info.metadata
+                    else info.annotation)
+        out[name] = TypeAdapter(ann)
+    return out
+
+
+def _check_value(config: SweepConfig, adapters, key: str, value: Any, key_path: KeyPath,
+                 path: KeyPath) -> None:
+    """Check one parameter value; ``key_path`` locates the key, ``path`` the value."""
+    names = list(adapters)
+    if key in TRIAL_KEYS:  # checked by check_seeds and check_trial_keys
+        return
+    if key not in adapters:
+        raise config.error(key_path, f"a parameter of {config.problem.name}: {', '.join(names)}",
+                           f"unknown parameter {key!r}",
+                           f"{key} is a top-level key, not a parameter: write {key}: ... at "
+                           "the top level, one value per config" if key in SweepModel.model_fields
+                           else did_you_mean(key, names) or "remove it")
+    try:
+        adapters[key].validate_python(value)
+    except ValidationError as exc:
+        info = config.problem.params.model_fields[key]
+        examples = info.examples or []
+        raise param_error(config.error, [dict(e) for e in exc.errors()], value, path, names,
+                          info.description or "", str(examples[0]) if examples else ""
+                          ) from None
+
+
+def _fits(adapter: TypeAdapter, value: Any) -> bool:
+    """True when ``value`` is a valid value of the parameter."""
+    try:
+        adapter.validate_python(value)
+    except ValidationError:
+        return False
+    return True
+
+
+def _flow(value: Any) -> str:
+    """A value written as YAML flow, e.g. ``[0, 0]`` or ``[first, count]``."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    return json.dumps(value) if not isinstance(value, str) else value
+
+
+def _check_params(config: SweepConfig) -> None:
+    m = config.model
+    adapters = _adapters(config.problem)
+    expandable = config.problem.expand_all
+    check_seeds(config)
+    check_trial_keys(config)
+    for key, value in m.fixed.items():
+        try:
+            _check_value(config, adapters, key, value, ("fixed", key), ("fixed", key))
+        except ConfigError as exc:
+            if key in adapters and isinstance(value, list) and value and all(_fits(adapters[key], v)
+                                                         for v in value):
+                raise replace(exc, fix=f"fixed takes one value; to sweep these, move {key} "
+                              f"under matrix: {key}: {_flow(value)}") from None
+            raise
+    for key, values in m.matrix.items():
+        if key in m.fixed:
+            raise config.error(("matrix", key), "each parameter either fixed or swept",
+                               f"{key!r} both in fixed and in matrix",
+                               f"delete fixed.{key} or matrix.{key}")
+        if (values == "all" and key in expandable) or key in TRIAL_KEYS:
+            continue
+        if not isinstance(values, list):
+            hint = " (or all)" if key in expandable else ""
+            found = describe(values)
+            fix = (f"write {key}: [{json.dumps(values, default=str)}]" if key in adapters
+                   else (did_you_mean(key, list(adapters)) or "remove it"))
+            if values == "all" and key in adapters:
+                takes = "takes" if len(expandable) == 1 else "take"
+                found = (f"all, which only {' and '.join(expandable)} {takes}" if expandable
+                         else "all, which no parameter of this problem takes")
+                fix = f"list the values: {key}: [...]"
+            raise config.error(("matrix", key), f"a list of values{hint}", found, fix)
+        if not values:
+            raise config.error(("matrix", key), "a non-empty list of values", "an empty list",
+                               f"give at least one value, or delete matrix.{key}")
+        for i, value in enumerate(values):
+            if value == "all" and key in expandable:
+                raise config.error(("matrix", key, i), f"values of {key} in the list (all "
+                                   "stands for every value, and is written alone)",
+                                   f"all inside the list {describe(values)}",
+                                   f"write {key}: all" if len(values) == 1 else
+                                   f"write {key}: all alone, or list the values")
+            try:
+                _check_value(config, adapters, key, value, ("matrix", key), ("matrix", key, i))
+            except ConfigError as exc:
+                if key in adapters and _fits(adapters[key], values):  # start: [0, 0], one square
+                    raise replace(exc, fix=f"matrix.{key} lists values: for the one value "
+                                  f"{_flow(values)} write {key}: [{_flow(values)}], or move "
+                                  f"it to fixed") from None
+                raise
+    for section in ("exclude", "include"):
+        for i, entry in enumerate(getattr(m, section)):
+            if not entry:
+                raise config.error((section, i), "a mapping of parameter: value", "an empty entry",
+                                   "delete it")
+            for key, value in entry.items():
+                path = (section, i, key)
+                if section == "exclude" and key in adapters and key not in m.matrix \
+                        and key not in m.fixed:
+                    raise config.error(path, "a key of matrix or fixed (exclude drops "
+                                       "combinations of the matrix, before include)",
+                                       f"{key!r}, which is in neither",
+                                       f"drop {key} from the entry, or add it to matrix")
+                if section == "exclude" and value == "all" and key in expandable:
+                    raise config.error(path, f"a value of {key} (all stands for every value: "
+                                       "to drop them all, exclude on the other keys alone)",
+                                       "all", f"write {key}: [...] with the values to drop")
+                if section == "exclude" and isinstance(value, list) and value and key in adapters:
+                    try:  # a list that is not one value is a list of alternatives
+                        adapters[key].validate_python(value)
+                    except ValidationError:
+                        for j, alt in enumerate(value):
+                            if alt == "all" and key in expandable:
+                                raise config.error(path + (j,), f"a value of {key} (all "
+                                                   "stands for every value: to drop them "
+                                                   "all, exclude on the other keys alone)",
+                                                   "all", f"write {key}: [...] with the "
+                                                   "values to drop") from None
+                            _check_value(config, adapters, key, alt, path, path + (j,))
+                        continue
+                _check_value(config, adapters, key, value, path, path)
+    for name, info in config.problem.params.model_fields.items():
+        if info.is_required() and name not in m.fixed and name not in m.matrix and not (
+                m.include and all(name in e for e in m.include)):
+            # at fixed.<name>: located at fixed in the file, or at the override that deleted it
+            raise config.error(("fixed", name), f"the parameter {name!r} in fixed or matrix",
+                               "no such key", f"add {name}: ... under fixed")

@@ -1,0 +1,203 @@
+"""Trial keys: ``budget``, ``restarts`` and ``probes`` where parameters are written.
+
+Like ``seed`` (:mod:`btlab.config.seeds`), each is a top-level key, the default of
+every trial, and may also be written in ``fixed`` (one value), ``matrix`` (a
+list of values, each its own trial), ``include`` entries (one value) and
+``exclude`` entries (a value or a list of alternatives, matched as written):
+
+* ``budget``: a mapping of ``nodes``, ``backtracks``, ``seconds``, merged over
+  the top-level ``budget``: the keys a combination's budget names replace
+  the top-level ones (``null`` removes that limit), the others are kept. So
+  with ``budget: {seconds: 60}`` on top, ``matrix: {budget: [{backtracks:
+  0}, {nodes: 10_000_000}]}`` gives two trials, each with the 60 s limit.
+* ``restarts``: a mapping (:class:`btlab.config.restarts.RestartsModel`), or
+  ``null`` for no restarts (``restarts: [null, {policy: luby, unit: 1}]``
+  compares both in one sweep).
+* ``probes``: a whole number >= 1 (``mode: estimate``), or ``null``.
+
+A trial's budget goes to the columns ``budget_nodes``, ``budget_seconds``,
+``budget_backtracks``; its restarts to ``restarts`` (the policy's canonical
+text), its probes to ``probes``. Each is part of the trial id as before
+(``restarts`` and ``probes`` only when set), wherever it was written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import TYPE_CHECKING, Annotated, Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError
+
+from btlab.config.messages import describe, from_pydantic
+from btlab.config.restarts import Restarts, RestartsModel
+from btlab.config.seeds import SEED
+
+if TYPE_CHECKING:
+    from btlab.config.model import SweepConfig
+
+__all__ = ["BUDGET", "MAX_BUDGET_NODES", "MAX_BUDGET_SECONDS", "MAX_PROBES", "NEW_KEYS",
+           "PROBES", "RESTARTS", "TRIAL_KEYS", "BudgetModel", "check_trial_keys",
+           "resolve", "restarts_of", "values_equal"]
+
+BUDGET, RESTARTS, PROBES = "budget", "restarts", "probes"
+#: The trial keys besides the seed.
+NEW_KEYS = (BUDGET, RESTARTS, PROBES)
+#: Every key that may be written where parameters are without being a parameter.
+TRIAL_KEYS = (SEED, *NEW_KEYS)
+
+#: ``budget.nodes`` is an int64 column and the solvers' node cap (2^62 stands for "no
+#: limit" in their loops); ``budget.seconds`` a float64 column and the timers of every
+#: backend (the Ray backend cancels a task after budget x 1.1 + 5 s, and the smallest
+#: ``threading.TIMEOUT_MAX`` of the supported platforms is 4,294,967 s).
+MAX_BUDGET_NODES = 1 << 62
+MAX_BUDGET_SECONDS = 1_000_000.0
+#: The most probes of one ``mode: estimate`` trial.
+MAX_PROBES = 1 << 40
+
+
+class BudgetModel(BaseModel):
+    """``budget``: ``nodes`` (placements, 1..2^62), ``backtracks`` (0..2^62; 0 is greedy:
+    the first dead end stops it; :mod:`btlab.config.budgets`) and ``seconds`` (wall time, > 0
+    and at most :data:`MAX_BUDGET_SECONDS`, finite), each optional. Booleans and strings are
+    refused (``seconds: true`` is not a 1-second budget); ``seconds: 60`` is 60.0."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    nodes: Optional[Annotated[StrictInt, Field(gt=0, le=MAX_BUDGET_NODES)]] = None
+    backtracks: Optional[Annotated[StrictInt, Field(ge=0, le=MAX_BUDGET_NODES)]] = None
+    seconds: Optional[Annotated[StrictFloat, Field(gt=0, le=MAX_BUDGET_SECONDS,
+                                                   allow_inf_nan=False)]] = None
+
+
+class _Probes(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    probes: Annotated[StrictInt, Field(ge=1, le=MAX_PROBES)]
+
+
+_EXAMPLES = {BUDGET: "budget: {nodes: 1_000_000}",
+             RESTARTS: "restarts: {policy: luby, unit: 1, on: backtracks, max: 1000}",
+             PROBES: "probes: 1000"}
+
+
+def _check_value(config: SweepConfig, key: str, value: Any, path: tuple) -> None:
+    """Check one value of a trial key written at ``path``.
+
+    Raises:
+        ConfigError: a value that is not a budget mapping, a restarts mapping (or
+            null), or a whole number of probes >= 1 (or null).
+    """
+    if key == BUDGET:
+        if not isinstance(value, dict):
+            raise config.error(path, "a budget mapping, merged over the top-level budget, "
+                               "e.g. {backtracks: 0}", describe(value),
+                               f"write e.g. {_EXAMPLES[BUDGET]}")
+        model: type[BaseModel] = BudgetModel
+    elif value is None:
+        return
+    elif key == RESTARTS:
+        if not isinstance(value, dict):
+            raise config.error(path, "a restarts mapping, or null for no restarts",
+                               describe(value), f"write e.g. {_EXAMPLES[RESTARTS]}")
+        model = RestartsModel
+    else:
+        model, value = _Probes, {PROBES: value}
+    try:
+        model.model_validate(value)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        if key == PROBES:  # the value itself, not a key inside it
+            first = {**first, "loc": ()}
+        raise from_pydantic(config.error, first, path, list(model.model_fields)) from None
+
+
+def check_trial_keys(config: SweepConfig) -> None:
+    """Check every ``budget``, ``restarts`` and ``probes`` written among the parameters.
+
+    Raises:
+        ConfigError: a bad value (see :func:`_check_value`), a matrix value that is
+            not a non-empty list, a key in both ``fixed`` and ``matrix`` (checked
+            with the parameters), or in ``exclude`` while in neither.
+    """
+    m = config.model
+    for key in NEW_KEYS:
+        if key in m.fixed:
+            _check_value(config, key, m.fixed[key], ("fixed", key))
+        for i, entry in enumerate(m.include):
+            if key in entry:
+                _check_value(config, key, entry[key], ("include", i, key))
+        for i, entry in enumerate(m.exclude):
+            if key not in entry:
+                continue
+            if key not in m.matrix and key not in m.fixed:
+                raise config.error(("exclude", i, key), "a key of matrix or fixed (exclude "
+                                   "drops combinations of the matrix, before include)",
+                                   f"{key!r}, which is in neither",
+                                   f"drop {key} from the entry, or add it to matrix")
+            value = entry[key]
+            alts = value if isinstance(value, list) else [value]
+            for j, alt in enumerate(alts):
+                _check_value(config, key, alt, ("exclude", i, key) + (
+                    (j,) if isinstance(value, list) else ()))
+        if key not in m.matrix:
+            continue
+        values = m.matrix[key]
+        if not isinstance(values, list):
+            raise config.error(("matrix", key), f"a list of {key} values, each its own trial",
+                               describe(values), f"write {key}: [{json.dumps(values)}], or "
+                               f"move it to fixed or the top level")
+        if not values:
+            raise config.error(("matrix", key), "a non-empty list of values", "an empty list",
+                               f"give at least one value, or delete matrix.{key}")
+        for i, value in enumerate(values):
+            _check_value(config, key, value, ("matrix", key, i))
+
+
+def values_equal(key: str, a: Any, b: Any) -> bool:
+    """Whether two written values of a trial key are the same (``exclude`` matching):
+    mappings compare by their keys and values, whatever the order."""
+    return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True,
+                                                                     default=str)
+
+
+_CACHE: dict[str, dict[str, Any]] = {}
+
+
+def resolve(config: SweepConfig, params: dict[str, Any]) -> dict[str, Any]:
+    """The trial keys of one combination, resolved and canonical (plain JSON values).
+
+    Pops ``budget``, ``restarts`` and ``probes`` from ``params`` (checked values,
+    :func:`check_trial_keys`) and returns ``{"budget": {"nodes", "seconds",
+    "backtracks"}, "restarts": policy fields or None, "probes": int or None}``: the
+    combination's budget merged over the top-level one, its restarts and probes or the
+    top-level ones.
+    """
+    m = config.model
+    written = {k: params.pop(k) for k in NEW_KEYS if k in params}
+    text = json.dumps([written, m.budget.model_dump(),
+                       m.restarts.model_dump() if m.restarts is not None else None,
+                       m.probes], sort_keys=True, default=str)
+    hit = _CACHE.get(text)
+    if hit is not None:
+        return {k: (dict(v) if isinstance(v, dict) else v) for k, v in hit.items()}
+    budget = m.budget.model_dump()
+    if BUDGET in written:
+        mine = BudgetModel.model_validate(written[BUDGET])
+        budget.update({k: getattr(mine, k) for k in mine.model_fields_set})
+    restarts_model = written[RESTARTS] if RESTARTS in written else m.restarts
+    if isinstance(restarts_model, dict):
+        restarts_model = RestartsModel.model_validate(restarts_model)
+    restarts = (dataclasses.asdict(restarts_model.policy_of())
+                if restarts_model is not None else None)
+    probes = written[PROBES] if PROBES in written else m.probes
+    out = {BUDGET: {"nodes": budget["nodes"], "seconds": budget["seconds"],
+                    "backtracks": budget["backtracks"]}, RESTARTS: restarts, PROBES: probes}
+    if len(_CACHE) > 4096:
+        _CACHE.clear()
+    _CACHE[text] = out
+    return {k: (dict(v) if isinstance(v, dict) else v) for k, v in out.items()}
+
+
+def restarts_of(resolved: dict[str, Any]) -> Restarts | None:
+    """The :class:`~btlab.config.restarts.Restarts` of :func:`resolve`'s ``restarts``, or None."""
+    value = resolved.get(RESTARTS)
+    return None if value is None else Restarts(**value)

@@ -1,0 +1,227 @@
+"""A split trial in progress: its plan, subtree results, budgets, waste and checkpoint.
+
+:class:`SplitState` is shared by the serial reference (:func:`serial_solver`,
+the ``serial`` backend) and the Ray scheduler (:mod:`btlab.execution.split_run`).
+What a problem's trials split into comes from its spec
+(:attr:`btlab.problems.spec.ProblemSpec.split`); a problem without split support is
+refused (:func:`support`).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Mapping, Optional
+
+from btlab.experiments.core import SearchResult, Status
+from btlab.experiments.split.subtrees import (
+    Combined,
+    NeedRerun,
+    SplitError,
+    auto_depth,
+    combine,
+    plan_split,
+    run_subtree,
+)
+from btlab.problems import get_problem
+from btlab.problems.spec import SplitSupport
+from btlab.store.checkpoints import Checkpoints
+from btlab.sweep.trial import Trial
+
+#: ``split: auto`` asks for at least this many subtree tasks per worker.
+TASKS_PER_WORKER = 16
+#: The deepest split ``auto`` considers.
+AUTO_MAX_DEPTH = 12
+
+#: ``progress(done, total, placements, seconds)``: subtree tasks finished (or
+#: known not to be needed) out of ``total`` planned, and the placements they
+#: made in ``seconds`` of this run (placements per second over the cluster);
+#: summed over the split trials started so far (several run side by side).
+ProgressFn = Callable[[int, int, int, float], None]
+
+_NOT_REACHED = SearchResult(Status.NODE_LIMIT, 0, 0, 0, 0, 0, 0)
+_OUT_OF_TIME = SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)
+
+
+def support(problem: str) -> SplitSupport:
+    """The split support of a problem's spec.
+
+    Raises:
+        SplitError: the problem defines none.
+    """
+    spec = get_problem(problem)
+    if spec.split is None:
+        raise SplitError(f"problem {problem} defines no split support")
+    return spec.split
+
+
+def split_params(problem: str, columns: Mapping[str, Any], seed: int = 0) -> dict[str, Any]:
+    """The :func:`btlab.experiments.split.subtrees.plan_split` parameters of a trial's columns."""
+    return support(problem).params(columns, seed)
+
+
+def resolve_depth(trial: Trial, params: Mapping[str, Any], workers: int) -> int:
+    """The split depth of ``trial``: its own, or ``auto``'s for ``workers`` workers."""
+    if trial.split == "auto":
+        return auto_depth(support(trial.problem).splitter, params,
+                          TASKS_PER_WORKER * max(1, workers), AUTO_MAX_DEPTH)
+    return int(trial.split)  # type: ignore[arg-type]
+
+
+def _with_extra(result: SearchResult, **extra: int) -> SearchResult:
+    return SearchResult(result.status, result.nodes, result.backtracks, result.dead_ends,
+                        result.checks, result.solutions, result.max_depth, result.solution,
+                        {**result.extra, **extra})
+
+
+class SplitState:
+    """One split trial in progress: the plan, the results so far, budgets, waste, checkpoint."""
+
+    def __init__(self, trial: Trial, columns, max_nodes, seed, workers: int,
+                 checkpoints: Optional[Checkpoints], progress: Optional[ProgressFn]):
+        params = split_params(trial.problem, columns, seed)
+        self.depth = resolve_depth(trial, params, workers)
+        self.splitter = support(trial.problem).splitter
+        self.plan = plan = plan_split(self.splitter, params, self.depth, max_nodes)
+        self.max_nodes = max_nodes
+        self.n = len(plan.tasks)
+        self.results: list[SearchResult | None] = [None] * self.n
+        self.wasted = 0
+        self.frontier = 0       # first task without a result
+        self.done_before = 0    # nodes of the tasks before the frontier
+        self.done = 0           # tasks with a result
+        self.placements = 0     # placements made by tasks in this run
+        self.t0 = time.perf_counter()
+        self.progress = progress
+        self.checkpoint = None
+        self.resumed = 0        # results read back from the checkpoint
+        if checkpoints is not None:
+            self.checkpoint = checkpoints.open(trial.trial_id, plan, max_nodes)
+            for i, r in self.checkpoint.loaded.items():
+                self.results[i] = r
+            self.done = self.resumed = len(self.checkpoint.loaded)
+        self._advance()
+        self._report()
+
+    def _advance(self) -> None:
+        results = self.results
+        while self.frontier < self.n and results[self.frontier] is not None:
+            self.done_before += results[self.frontier].nodes  # type: ignore[union-attr]
+            self.frontier += 1
+
+    def _report(self) -> None:
+        if self.progress is not None:
+            self.progress(self.done, self.n, self.placements, time.perf_counter() - self.t0)
+
+    def budget(self, index: int) -> int | None:
+        """The node cap of task ``index`` now (0: not reachable within the budget)."""
+        return self.plan.task_budget(index, self.max_nodes,
+                                     self.done_before if index >= self.frontier else 0)
+
+    def skip_unreachable(self, index: int) -> bool:
+        """Mark task ``index`` as not needed when the budget runs out before it."""
+        if self.max_nodes is not None and self.budget(index) == 0:
+            self.results[index] = _NOT_REACHED
+            self.done += 1
+            self._advance()
+            return True
+        return False
+
+    def arrive(self, index: int, result: SearchResult) -> None:
+        if self.results[index] is None:
+            self.done += 1
+        self.results[index] = result
+        self.placements += result.nodes
+        if self.checkpoint is not None and result is not _NOT_REACHED:
+            self.checkpoint.save(index, result)
+        self._advance()
+        self._report()
+
+    def rerun(self, out: NeedRerun) -> None:
+        """Forget task ``out.index``'s result before running it again with the budget left."""
+        self.wasted += self.results[out.index].nodes  # type: ignore[union-attr]
+        self.results[out.index] = None
+        self.done -= 1
+        if out.index < self.frontier:
+            self.frontier = out.index
+            self.done_before = sum(r.nodes for r in self.results[:out.index]
+                                   if r is not None)
+
+    def finish(self, out: Combined) -> SearchResult:
+        self.wasted += sum(r.nodes for r in self.results[out.last_task + 1:] if r is not None)
+        self.done = self.n  # the tasks not run are not needed: the progress shows them done
+        self._report()
+        self.close()
+        return _with_extra(out.result, split_depth=self.depth, split_tasks=self.n,
+                           wasted_nodes=self.wasted, split_resumed=self.resumed)
+
+    def time_out(self, out: Any = None) -> None:
+        """The time budget is spent: every missing result (and the result of a
+        task awaiting its re-run, ``out``) counts as stopped with no work."""
+        for i in range(self.n):
+            if self.results[i] is None:
+                self.results[i] = _OUT_OF_TIME
+        if isinstance(out, NeedRerun):
+            self.results[out.index] = _OUT_OF_TIME
+        self._advance()
+
+    def close(self) -> None:
+        if self.checkpoint is not None:
+            self.checkpoint.close()
+
+
+def serial_solver(trial: Trial, checkpoints: Optional[Checkpoints] = None,
+                  progress: Optional[ProgressFn] = None) -> Callable[..., SearchResult]:
+    """A solve call for :func:`btlab.execution.execute.run_trial` running the split in this process.
+
+    Tasks run in order, each only when needed, under the cap of
+    :meth:`SplitState.budget`; the result is saved to ``checkpoints`` when given.
+    """
+    def solve(columns, max_nodes, max_seconds, seed) -> SearchResult:
+        st = SplitState(trial, columns, max_nodes, seed, 1, checkpoints, progress)
+        plan = st.plan
+        deadline = None if max_seconds is None else time.perf_counter() + max_seconds
+        try:
+            calls = 0
+            while True:
+                out = combine(plan, st.results, max_nodes)
+                if isinstance(out, Combined):
+                    return st.finish(out)
+                seconds = None if deadline is None else deadline - time.perf_counter()
+                if seconds is not None and seconds <= 0:
+                    st.time_out(out)
+                    continue
+                if isinstance(out, NeedRerun):
+                    st.rerun(out)
+                    st.arrive(out.index, run_subtree(st.splitter, plan.params,
+                                                     plan.tasks[out.index], out.max_nodes,
+                                                     seconds))
+                    continue
+                batch = 1 << min(calls, 30)  # a growing batch: O(log tasks) replays
+                calls += 1
+                for i in range(out.index, min(out.index + batch, st.n)):
+                    if st.results[i] is None and not st.skip_unreachable(i):
+                        st.arrive(i, run_subtree(st.splitter, plan.params, plan.tasks[i],
+                                                 st.budget(i), seconds))
+        finally:
+            st.close()
+    return solve
+
+
+def subtree_task(problem: str, params: Mapping[str, Any], path, max_nodes: int | None,
+                 deadline: float | None) -> SearchResult:
+    """A subtree task as Ray runs it: :func:`~btlab.experiments.split.subtrees.run_subtree` until
+    ``deadline``.
+
+    ``deadline`` is wall-clock time (``time.time()``, seconds since the epoch)
+    or None: the trial's time budget is one deadline, whenever and wherever the
+    task starts. The compiled kernels are loaded first, so that a worker's
+    first task does not spend its time budget loading them.
+    """
+    split = support(problem)
+    if deadline is None:
+        return run_subtree(split.splitter, params, path, max_nodes, None)
+    split.warm_up(params)
+    seconds = deadline - time.time()
+    if seconds <= 0:
+        return _OUT_OF_TIME
+    return run_subtree(split.splitter, params, path, max_nodes, seconds)

@@ -1,0 +1,76 @@
+"""The headline tables ``btlab run`` prints at the end and ``btlab show`` prints again.
+
+Each problem's spec names its headline (:attr:`btlab.problems.spec.ProblemSpec.headline`);
+a problem without one gets :func:`btlab.views.tables.generic_headline`. Rows of
+``mode: estimate`` get a table of their own (:mod:`btlab.views.estimate_table`). Trials that
+stopped at a budget are *censored*: totals, medians and maxima they make lower
+bounds are printed ``>=N`` (:mod:`btlab.problems.censoring`).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from btlab.problems import get_problem, plugins
+from btlab.views.estimate_table import is_estimate, print_estimates
+from btlab.views.failures import first_line
+from btlab.views.tables import add_row, fmt_int, generic_headline
+
+
+def print_headline(df: pd.DataFrame, console: Console | None = None,
+                   errors: tuple[int, str | None] | None = None) -> None:
+    """Print the headline tables of a results DataFrame (one problem).
+
+    A plug-in problem that no longer imports, or whose headline fails to load,
+    gets a plain count of trials by status instead of an error. ``errors``:
+    (trials that failed, the first line of the first message) when ``df``
+    holds one row per trial key rather than every trial
+    (:func:`btlab.views.headline_rows.headline_rows`); None: counted in ``df``.
+    """
+    console = console or Console()
+    if df.empty:
+        console.print(Text("no rows"))
+        return
+    name = str(df["problem"].iloc[0])
+    try:
+        spec = get_problem(name)
+        headline = spec.hook("headline")
+    except (ValueError, plugins.PluginError) as exc:
+        console.print(f"(problem {name}: {str(exc).splitlines()[0]}; trials by status only)",
+                      markup=False)
+        console.print(df["status"].astype("object").value_counts().to_string(), markup=False)
+    else:
+        estimates = is_estimate(df)
+        searched = df[~estimates]
+        if not searched.empty:
+            if headline is None:
+                generic_headline(searched, console, spec)
+            else:
+                headline(searched, console)
+        if estimates.any():
+            print_estimates(df, spec, console)
+    if errors is None:
+        failed = df[df["status"] == "error"]
+        errors = (len(failed), first_line(failed["error"].iloc[0]) if len(failed) else None)
+    if errors[0]:
+        console.print(Text.assemble((f"{errors[0]} trial(s) failed", "red"), "; first error:"))
+        console.print(str(errors[1]), markup=False)
+
+
+def print_by_node(df: pd.DataFrame, console: Console) -> None:
+    """How the trials spread over the machines.
+
+    Per Ray node and host: trials, placements, CPU time.
+    """
+    df = df.assign(node_id=df["node_id"].fillna("(serial, no Ray)"))
+    table = Table(title="trials by Ray node", title_justify="left")
+    for name in ("node_id", "host", "worker pids", "trials", "nodes (placements)", "cpu s"):
+        table.add_column(name, justify="left" if name in ("node_id", "host") else "right")
+    grouped = df.groupby(["node_id", "host"], dropna=False)
+    for (node, host), sub in grouped:
+        add_row(table, str(node)[:16], str(host), str(sub["pid"].nunique()), f"{len(sub):,}",
+                      fmt_int(sub["nodes"].sum()), f"{sub['cpu_ns'].sum() / 1e9:,.1f}")
+    console.print(table)

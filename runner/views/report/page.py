@@ -1,0 +1,345 @@
+"""``btlab report``: one self-contained HTML file about one or several results folders.
+
+The file needs nothing else to be read: styles are inline, every plot is an
+``<img>`` whose ``src`` is a base64 ``data:`` URI (PNG or SVG), the one script
+(sorting the per-start table, :data:`btlab.views.report.cases.SORT_SCRIPT`) is
+inline, and there is no web font and no link to fetch. Several folders (of
+one problem) are read together (:mod:`btlab.views.report.folders`: a ``source``
+column names each row's folder). It holds, in order:
+
+1. what was run: the config's name and description, trial and run counts
+   (per folder);
+2. the headline tables, exactly as ``btlab show`` prints them (captured from
+   :mod:`btlab.views.headline` and exported as HTML; per folder), then a summary
+   table from :func:`btlab.analysis.summary` with bounds marked ``>=``;
+3. the distribution of search cost (:func:`btlab.views.report.survival.survival_section`:
+   survival curves, cactus plot, quantiles, log-rank tests) and the pairwise
+   comparisons (:func:`btlab.views.report.pairs.pairs_section`: every pair of groups
+   that differ in one of the spec's :attr:`btlab.problems.spec.ProblemSpec.comparisons`
+   columns, trials paired on the search, totals split into exact and bounded
+   parts, reduction heatmaps);
+4. the hardest finished and the censored cases (start squares; n for
+   N-Queens) of each group, with the hardest solutions drawn, and every case
+   in one table sortable by any column (:mod:`btlab.views.report.cases`);
+5. the problem's own section (:attr:`btlab.problems.spec.ProblemSpec.report`; see
+   :mod:`btlab.problems.knights_tour.views`, :mod:`btlab.problems.n_queens.views`),
+   or, for a problem that defines none, wall time against nodes;
+6. failed trials, if any (first line of each message);
+7. the config as stored in the Parquet metadata, and provenance: runs,
+   hosts, btlab / Python / Ray versions, git commits, schema version (per
+   folder).
+"""
+
+from __future__ import annotations
+
+import io
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from btlab import analysis
+from btlab.errors import BtlabError
+from btlab.problems import get_problem, plugins
+from btlab.problems.spec import ProblemSpec
+from btlab.store.folder import btlab_version
+from btlab.views import plots
+from btlab.views.estimate_table import is_estimate
+from btlab.views.headline import print_headline
+from btlab.views.outfile import atomic_write_text, check_target
+from btlab.views.report import cases as report_cases
+from btlab.views.report import folders as report_folders
+from btlab.views.report.html import escape as _e
+from btlab.views.report.html import figure, figures, skipped
+from btlab.views.report.html import table as _table
+from btlab.views.report.pairs import pairs_section
+from btlab.views.report.survival import survival_section
+
+_CSS = """
+body { font-family: -apple-system, "Segoe UI", "DejaVu Sans", Helvetica, Arial, sans-serif;
+       margin: 0 auto; max-width: 1180px; padding: 1.5em 2em 4em; color: #1b1b1b;
+       line-height: 1.45; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; }
+h2 { font-size: 1.25em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 2em; }
+h3 { font-size: 1.05em; margin-bottom: 0.3em; }
+p.lead { color: #444; margin-top: 0; }
+p.note { color: #555; font-size: 0.9em; }
+table.data { border-collapse: collapse; font-size: 0.86em; margin: 0.6em 0 1.2em; }
+table.data th, table.data td { border: 1px solid #d0d0d0; padding: 3px 8px; }
+table.data td { text-align: right; font-variant-numeric: tabular-nums; }
+table.data th { background: #f3f3f3; }
+table.data td.text, table.data th.text { text-align: left; }
+table.data td.bound { background: #fff4d6; }
+table.data td:first-child { text-align: left; }
+table.data caption { caption-side: top; text-align: left; font-size: 0.95em; color: #333;
+                     padding-bottom: 0.3em; font-style: italic; }
+div.wide { overflow-x: auto; width: max(100%, calc(100vw - 5em));
+           margin-left: min(0px, calc(50% - 50vw + 2.5em)); }
+pre { background: #f7f7f7; border: 1px solid #e1e1e1; padding: 0.8em; overflow-x: auto;
+      font-size: 0.82em; }
+.figures { display: flex; flex-wrap: wrap; gap: 1.2em; align-items: flex-start; }
+figure { margin: 0; }
+figure img { width: 100%; height: auto; border: 1px solid #e5e5e5; }
+figure.heatmap { width: 540px; } figure.wide { width: 760px; } figure.board { width: 420px; }
+figcaption { font-size: 0.85em; color: #444; }
+dl.kv { display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; }
+dl.kv dt { font-weight: 600; } dl.kv dd { margin: 0; }
+""" + report_cases.SORT_CSS
+
+
+def write_report(results: str | Path | Sequence[str | Path], out: str | Path = "report.html",
+                 all_rows: bool = False) -> Path:
+    """Write the HTML report of one or several results folders to ``out``; returns ``out``
+    as a Path.
+
+    ``out`` must be a new file or a regular file to replace; it is checked
+    before the report is made and written whole or not at all
+    (:func:`btlab.views.outfile.atomic_write_text`). ``all_rows``: include rows of
+    trials no longer in the config last run (``btlab report --all``).
+
+    Raises:
+        ResultsError: a folder holds no btlab results (named), or the folders
+            hold different problems (exit 2).
+        OutputPathError: ``out`` is a directory, FIFO, device, socket or symbolic
+            link, is inside one of the folders, or cannot be created (exit 2).
+        WriteError: the disk is full or an I/O error while writing (exit 3).
+    """
+    check_target(out, "the report", STDOUT_HINT)
+    for folder in report_folders.as_folders(results):
+        _outside_results(folder, out)
+    text = render_report(results, all_rows=all_rows)
+    return atomic_write_text(out, text, "the report", STDOUT_HINT)
+
+
+def _outside_results(results: str | Path, out: str | Path) -> None:
+    """Refuse a report path inside the (local) results folder it reports on.
+
+    Every Parquet reader given the folder reads every file in it (btlab, too,
+    then refuses the folder): the report would break the folder it describes.
+
+    Raises:
+        OutputPathError: ``out`` is inside ``results`` (exit 2).
+    """
+    import os
+
+    from btlab.errors import OutputPathError
+    from btlab.store.read import locate
+
+    try:
+        folder = locate(results).local
+    except BtlabError:
+        return  # render_report names what is wrong with ``results``
+    if folder is None or not folder.is_dir():
+        return
+    real = Path(os.path.realpath(folder))
+    if Path(os.path.realpath(out)).is_relative_to(real):
+        raise OutputPathError(
+            f"{out}: cannot write the report there: it is inside the results folder "
+            f"{results}, whose every file Parquet readers (pandas, Polars, btlab) read as "
+            f"rows; nothing was written\n  fix: give a path outside it, e.g. "
+            f"{str(real).rstrip('/')}.html")
+
+
+#: The fix a report path that is a device or a pipe is given.
+STDOUT_HINT = "to print the report instead, give -o -"
+
+
+def render_report(results: str | Path | Sequence[str | Path], all_rows: bool = False) -> str:
+    """The HTML report of one or several results folders, as one string (see the module
+    docstring).
+
+    It counts the rows ``btlab show`` counts in each folder
+    (:func:`btlab.analysis.counted_rows.select_rows`): the trials of the config last run
+    into it, or every row with ``all_rows``, and says what it left out in the
+    same words.
+
+    Raises:
+        ResultsError: a folder holds no btlab results (named), or the folders
+            hold different problems (exit 2).
+    """
+    folders = report_folders.as_folders(results)
+    df, chosen = report_folders.load_folders(folders, all_rows)
+    several = len(chosen) > 1
+    config = chosen[0].config
+    problem = str(df["problem"].iloc[0]) if len(df) else config.get("problem", "?")
+    name = (" + ".join(f.name for f in chosen) if several
+            else config.get("name") or chosen[0].name)
+    sections: list[str] = []
+    runs = df["run_id"].nunique() if "run_id" in df.columns else 0
+    repeats = int(df["repeat"].max()) + 1 if "repeat" in df.columns and len(df) else 1
+    where = (f"{len(chosen)} results folders" if several
+             else f"<code>{_e(chosen[0].path)}</code>")
+    lead = (f"{len(df):,} trials of <b>{_e(problem)}</b> from {where}, "
+            f"{runs} run(s)" + (f", {repeats} repeats per trial" if repeats > 1 else "")
+            + f"; report made {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by btlab "
+            f"{_e(btlab_version())}.")
+    if not several:
+        lead += "".join(f"<br>{_e(note)}" for note in chosen[0].notes)
+        if config.get("description"):
+            lead = f"{_e(config['description'])}<br>{lead}"
+    else:
+        sections.append(report_folders.what_was_run(chosen))
+    try:
+        spec: ProblemSpec | None = get_problem(problem)
+    except (ValueError, plugins.PluginError) as exc:
+        spec = None
+        sections.append(skipped(f"problem {problem}", exc))
+    if df.empty:  # e.g. only a part that records a config, or every row left out
+        sections.append('<h2>Headline</h2><p class="note">No trial to show.</p>')
+    else:
+        sections.append(_headline(df, [(f.name, f.rows) for f in chosen] if several else None))
+        sections.append(survival_section(df, spec))
+        sections.append(pairs_section(df, spec))
+        # the hardest and censored cases of searches: a probe run finds no tour, and its
+        # placements are the probes' own cost, not how hard a start is
+        sections.append(report_cases.cases_section(df[~is_estimate(df)], spec))
+        sections.append(report_cases.per_start_section(df, spec))
+        sections.append(_problem_section(df, spec))
+        sections.append(_errors(df))
+    sections.append(report_folders.config_and_provenance(chosen))
+    body = "\n".join(s for s in sections if s)
+    return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            f"<title>btlab report: {_e(name)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
+            f"<h1>btlab report: {_e(name)}</h1>\n<p class=\"lead\">{lead}</p>\n{body}\n"
+            f"</body>\n</html>\n")
+
+
+# --------------------------------------------------------------------------- sections
+
+
+class _Collector(Console):
+    """A Console that keeps what is printed (rich Tables, text) instead of drawing it."""
+
+    def __init__(self) -> None:
+        super().__init__(file=io.StringIO(), width=150, highlight=False, markup=False)
+        self.items: list[Any] = []
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:  # noqa: A003 - Console's name
+        self.items.extend(objects)
+
+
+def _plain(value: Any) -> str:
+    """A table cell, title or printed object as plain text: a str is taken literally (as
+    ``btlab show`` prints it: its console reads no markup)."""
+    if isinstance(value, Text):
+        return value.plain
+    return str(value)
+
+
+def rich_table_html(table: Table) -> str:
+    """A rich Table as an HTML table (title as caption, cells as plain text).
+
+    Cells whose text starts with ``>=`` (lower bounds) get the class ``bound``.
+    """
+    columns = table.columns
+    head = "".join(f'<th class="{"text" if c.justify == "left" else ""}">{_e(_plain(c.header))}'
+                   "</th>" for c in columns)
+    cells = [list(c.cells) for c in columns]
+    body = []
+    for i in range(table.row_count):
+        tds = []
+        for col, values in zip(columns, cells):
+            text = _plain(values[i]) if i < len(values) else ""
+            cls = " ".join(x for x in ("text" if col.justify == "left" else "",
+                                       "bound" if text.startswith((">=", "<=")) else "") if x)
+            tds.append(f'<td class="{cls}">{_e(text)}</td>' if cls else f"<td>{_e(text)}</td>")
+        body.append("<tr>" + "".join(tds) + "</tr>")
+    caption = f"<caption>{_e(_plain(table.title))}</caption>" if table.title else ""
+    return (f'<table class="data">{caption}<thead><tr>{head}</tr></thead><tbody>'
+            + "".join(body) + "</tbody></table>")
+
+
+def _headline(df: pd.DataFrame, folders: list[tuple[str, pd.DataFrame]] | None = None) -> str:
+    """The tables ``btlab show`` prints (of each folder, ``folders``: [(name, rows)]), then
+    the summary by group of every row."""
+    parts = ["<h2>Headline</h2>"]
+    parts.append('<p class="note">The tables <code>btlab show</code> prints'
+                 + (" for each folder" if folders else "") + '. Trials stopped '
+                 'at a budget are <i>censored</i>: their counters are lower bounds, '
+                 'written <code>&gt;=N</code> (shaded).</p>')
+    for name, rows in folders or [("", df)]:
+        if name:
+            parts.append(f"<h3>{_e(name)}</h3>")
+        if len(rows):
+            parts.extend(_show_tables(rows))
+    parts.append("<h3>Summary by group</h3>")
+    parts.extend(_summary(df))
+    return "\n".join(parts)
+
+
+def _show_tables(df: pd.DataFrame) -> list[str]:
+    """The tables ``btlab show`` prints for ``df``, as HTML (start grids side by side)."""
+    console = _Collector()
+    print_headline(df, console)
+    parts: list[str] = []
+    grids: list[str] = []
+    for item in console.items:
+            if isinstance(item, Table):
+                html_table = rich_table_html(item)
+                if _plain(item.title).startswith("backtracks by start square"):
+                    filled = sum(bool(_plain(v).strip()) for c in item.columns[1:]
+                                 for v in c.cells)
+                    if filled >= 2:  # a grid with one start square says nothing new
+                        grids.append(html_table)
+                else:
+                    parts.append(html_table)
+            else:
+                parts.append(f'<p class="note">{_e(_plain(item))}</p>')
+    if grids:
+        parts.append('<div class="figures">' + "\n".join(grids) + "</div>")
+    return parts
+
+
+def _summary(df: pd.DataFrame) -> list[str]:
+    """The summary by group (:func:`btlab.analysis.summary`, bounds marked), as HTML."""
+    parts = []
+    parts.append('<p class="note">Counts by status, then min / median / mean / max per metric '
+                 '(repeats folded: counters from the first repeat, timings the median over '
+                 'repeats; failed trials left out of the statistics). <code>&gt;=</code> marks '
+                 'a statistic that censored trials make a lower bound.</p>')
+    try:
+        metrics = [m for m in ("nodes", "backtracks", "wall_ns") if m in df.columns]
+        table = analysis.summary(df, metrics=metrics, marks=True)
+        tables = [_table(table["trials"].reset_index(), index=False)]
+        for m in metrics:
+            title = plots.label(m).replace(" (s)", "")
+            tables.append(f"<div><b>{_e(title)}</b>"
+                          + _table(table[m].reset_index(), index=False) + "</div>")
+        parts.append('<div class="figures">' + "\n".join(tables) + "</div>")
+    except ValueError as exc:
+        parts.append(skipped("summary", exc))
+    return parts
+
+
+def _generic_plots(df: pd.DataFrame) -> str:
+    """Plots of a problem whose spec brings none: time against nodes, by the first varying
+    parameter."""
+    by = next((c for c in analysis.parameter_columns(df) if df[c].nunique() > 1), None)
+    return "<h2>Plots</h2>" + figures([figure(lambda: plots.time_vs_nodes(df, by=by),
+                                              "Wall time against nodes, one point per trial.",
+                                              "png")])
+
+
+def _problem_section(df: pd.DataFrame, spec: ProblemSpec | None) -> str:
+    if spec is None:
+        return ""
+    section = spec.hook("report")
+    return section(df) if section is not None else _generic_plots(df)
+
+
+def _errors(df: pd.DataFrame) -> str:
+    failed = df[df["status"].astype("object") == "error"]
+    if failed.empty:
+        return ""
+    shown = failed.head(20)
+    params = [c for c in analysis.parameter_columns(failed) if failed[c].nunique() > 0]
+    table = shown[["trial_id", *params]].copy()
+    table["error"] = shown["error"].fillna("").map(lambda m: m.splitlines()[0] if m else "")
+    return (f"<h2>Failed trials ({len(failed):,})</h2>"
+            + ("" if len(failed) <= 20 else '<p class="note">The first 20.</p>')
+            + _table(table, index=False))
