@@ -31,7 +31,7 @@ Modules:
 if __name__ != "btlab.experiments":  # the checkout's experiments/ folder, under its old name
     import sys
 
-    from btlab.renamed import refuse_old_name
+    from btlab.errors import refuse_old_name
 
     refuse_old_name(sys.modules[__name__])
 else:

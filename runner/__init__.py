@@ -20,11 +20,10 @@ Modules:
 - ``api/``: the library under the CLI: ``btlab.run`` and ``btlab.validate``.
 - ``cli/``: the ``btlab`` command line.
 - ``config/``: YAML text to a validated config.
-- ``errors``: every error btlab raises on purpose.
+- ``errors``: every error btlab raises on purpose (old module names included).
 - ``execution/``: a trial to its row, here or on Ray.
 - ``experiments/``: the searches (installed from the repository's ``experiments/``).
 - ``problems/``: what a problem is to the runner: the spec, the registry, plug-ins.
-- ``renamed``: where the modules of btlab 0.1's ``runner`` and ``experiments`` went.
 - ``store/``: the results folder.
 - ``sweep/``: a config to its trials.
 - ``views/``: terminal tables, progress, plots, the HTML report.
@@ -37,7 +36,7 @@ import sys
 from typing import Any
 
 if __name__ != "btlab":  # the checkout's runner/ folder, imported under its old name
-    from btlab.renamed import refuse_old_name
+    from btlab.errors import refuse_old_name
 
     refuse_old_name(sys.modules[__name__])
 else:

@@ -109,7 +109,7 @@ def all_blocks() -> list[Block]:
 #: (file, start of the block's first line) -> (kind, what is done and why, the tests).
 BLOCKS: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
     # ---- docs/architecture.md
-    ("docs/architecture.md", "renamed"): (
+    ("docs/architecture.md", "errors"): (
         VALIDATED, "the layer order: every line a room of btlab, every room named once; "
         "tests/test_structure.py holds the imports to it", ("test_architecture_layers",)),
     ("docs/architecture.md", "pip install -q --no-deps --target build/typecheck"): (

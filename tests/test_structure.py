@@ -279,7 +279,7 @@ def test_experiments_do_not_import_the_runner_ray_yaml_or_pyarrow(module):
         bad += [f"line {node.lineno}: {name}" for name in names
                 if name.split(".")[0] in FORBIDDEN_IN_EXPERIMENTS
                 or (name.split(".")[0] == "btlab"
-                    and not name.startswith(("btlab.experiments", "btlab.renamed")))]
+                    and not name.startswith(("btlab.experiments", "btlab.errors")))]
     assert not bad, f"{module} imports what experiments must not: {bad}"
 
 
