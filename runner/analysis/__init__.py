@@ -26,9 +26,10 @@ Modules. This one loads results (:func:`load`, with dtypes), summarises them
 (:func:`summary`) and lays a knight's-tour metric out by start square
 (:func:`start_grid`). The paired comparison (:func:`compare`,
 :class:`Comparison`, :func:`timing_spread`) lives in :mod:`btlab.analysis.pairing`,
-the column roles, repeat folding, row selection and value formatting in
-:mod:`btlab.analysis.columns`, the survival analysis in :mod:`btlab.analysis.kaplan_meier` and the
-share of trials solved (:func:`solved_share`) in :mod:`btlab.analysis.rates`; their
+the column roles, repeat folding and row selection in
+:mod:`btlab.analysis.columns`, value formatting in :mod:`btlab.analysis.formatting`,
+the survival analysis in :mod:`btlab.analysis.kaplan_meier` and the share of
+trials solved (:func:`solved_share`) in :mod:`btlab.analysis.rates`; their
 public names are re-exported here, so
 ``analysis.compare(...)`` and ``analysis.aggregate_repeats(...)`` keep working.
 """

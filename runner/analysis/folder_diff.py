@@ -16,16 +16,12 @@ import pandas as pd
 
 from btlab.analysis.config_order import in_config_order
 from btlab.analysis.counted_rows import select_rows
+from btlab.store import schema
 from btlab.store.folder import load_rows
 
-#: Columns never compared: timings and provenance.
-IGNORED = frozenset({"run_id", "wall_ns", "cpu_ns", "btlab_version", "git_commit", "git_dirty",
-                     "python_version", "ray_version", "host", "node_id", "pid", "started_at",
-                     "compile_ns", "error",
-                     # how a split trial was run, not what it found (wasted_nodes
-                     # depends on scheduling)
-                     "split_depth", "split_tasks", "wasted_nodes",
-                     "split_resumed"})
+#: Columns never compared: timings, provenance, how a split trial was run (the columns of
+#: :data:`btlab.store.schema.COLUMNS` that are not ``compared``).
+IGNORED = frozenset(c.name for c in schema.COLUMNS if not c.compared)
 
 
 @dataclass

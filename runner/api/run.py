@@ -33,7 +33,7 @@ from btlab.problems import plugins
 def cmd_run(args, console: Console) -> int:
     from btlab.analysis.config_order import in_config_order
     from btlab.config.model import load_config
-    from btlab.execution.execute import ESTIMATE_COLUMNS, METRIC_COLUMNS, pause_at
+    from btlab.execution.execute import pause_at
     from btlab.store.folder import ResultStore
     from btlab.sweep.expand import check_trial_cap, iter_trials
     from btlab.sweep.trial_ids import TrialIds
@@ -41,7 +41,7 @@ def cmd_run(args, console: Console) -> int:
     from btlab.views.headline import print_headline
     from btlab.views.headline_rows import headline_rows
     from btlab.views.progress import log_interval
-    from btlab.views.tables import TRIAL_COLUMNS
+    from btlab.views.tables import TRIAL_COLUMNS, headline_columns
 
     # everything that can be wrong with the input is checked before anything is written
     config = load_config(args.config, args.overrides)
@@ -117,8 +117,7 @@ def cmd_run(args, console: Console) -> int:
             if count:
                 console.print(f"[yellow]{count} {what}[/yellow]")
     # the headline's columns only: the tours and the provenance stay on disk
-    columns = ["trial_id", "problem", *config.problem.columns.names, *TRIAL_COLUMNS,
-               "repeat", *METRIC_COLUMNS, "abandoned", *ESTIMATE_COLUMNS, "error"]
+    columns = headline_columns(config.problem)
     kept_errors = 0  # error rows of this config's trials on disk (kept: --no-retry-errors)
     if store.has_parts():
         # part by part, one row per trial key: the driver's memory stays flat with the trials
