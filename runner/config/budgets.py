@@ -58,10 +58,7 @@ def _able(config: SweepConfig, columns: Mapping[str, Any]) -> tuple[str, ...] | 
     """The strategies of ``columns``' problem that honour a backtrack limit, or None when
     the trial's strategy does."""
     allowed = honouring(config, "backtracks")
-    entry = (config.problem.strategies or {}).get(columns.get("strategy"))
-    if entry is not None and "backtracks" in entry.budgets:
-        return None
-    return allowed
+    return None if columns.get("strategy") in allowed else allowed
 
 
 def check_backtrack_budget(config: SweepConfig, columns: Mapping[str, Any],

@@ -229,8 +229,8 @@ def check(c: Mapping[str, Any]) -> None:
                              "drop tie_break; break ties inside the rule")
     elif c["engine"] == "compiled" and "compiled" not in HEURISTICS[c["heuristic"]].engines:
         able = [h for h, e in HEURISTICS.items() if "compiled" in e.engines]
-        raise ParamError("heuristic", "a heuristic with a compiled kernel with engine: "
-                         f"compiled: {', '.join(able)}",
+        raise ParamError("heuristic", "a heuristic that has a compiled kernel (engine: "
+                         f"compiled): {', '.join(able)}",
                          f"heuristic: {c['heuristic']} with engine: compiled",
                          f"set engine: python, or pick one of {', '.join(able)}")
     r, col = c["start_row"], c["start_col"]
