@@ -30,6 +30,8 @@ run_rounds() {  # $1: idle or loaded
         else
             failed=1; echo "$label round $i: FAILED ($((SECONDS - t0)) s):"
             grep -E "^(FAILED|ERROR)|passed|failed" "/tmp/repeat_fault_tests.$$.log" | tail -20
+            cp "/tmp/repeat_fault_tests.$$.log" "/tmp/repeat_fault_tests.$label-$i.log"
+            echo "  (whole output: /tmp/repeat_fault_tests.$label-$i.log)"
         fi
     done
     echo "$label: $passed of $rounds rounds passed (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
