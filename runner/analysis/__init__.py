@@ -65,7 +65,7 @@ from btlab.errors import ResultsError
 from btlab.problems import censoring
 from btlab.problems.censoring import CENSORED, STATUSES, bound_flags, status_order
 from btlab.store.folder import config_of, is_uri, load_rows, part_files
-from btlab.store.read import locate
+from btlab.store.location import locate
 
 # Public names: this module's, and re-exported those of btlab.analysis.columns,
 # btlab.analysis.pairing
