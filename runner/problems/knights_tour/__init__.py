@@ -8,6 +8,10 @@ numba kernel, ``engine: compiled``). Headline tables and report plots:
 ``heuristic`` takes a built-in name (``none``, ``warnsdorff``,
 ``static_degree``) or a plug-in ``"module:function"``: a rule
 ``rule(board, square, candidates) -> sequence`` (``docs/extending.md``).
+
+Modules:
+
+- ``views``: its headline tables, report section and tour drawings (in the ``views`` room).
 """
 
 from __future__ import annotations

@@ -4,6 +4,10 @@ Searches: :mod:`btlab.experiments.queens.solve` (strategies in
 :data:`btlab.experiments.queens.solve.STRATEGIES`) and :mod:`btlab.experiments.compiled` (the
 numba bit-mask kernel, ``engine: compiled``). Headline tables and report
 plots: :mod:`btlab.problems.n_queens.views`. Counters: ``docs/metrics.md``.
+
+Modules:
+
+- ``views``: its headline table, report section and board drawings (in the ``views`` room).
 """
 
 from __future__ import annotations
