@@ -455,12 +455,24 @@ def test_relative_imports_resolve_against_the_package():
 
 
 def test_type_only_imports_are_edges():
-    imps = [Import("a", "b", 3, deferred=False, type_only=True)]
     tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import a.b\n"
                      "def f():\n    import c\n")
     found = [(n.names[0].name, d, t) for n, d, t in _walk(tree.body, False)]
     assert found == [("TYPE_CHECKING", False, False), ("a.b", False, True), ("c", True, False)]
-    assert not imps[0].deferred
+    # btlab.problems names its registry's names for type checkers only: still an edge
+    edge = graph(include_deferred=False)["btlab.problems"]["btlab.problems.registry"]
+    assert edge.type_only and not edge.deferred
+
+
+def test_an_import_back_up_is_found(monkeypatch):
+    up = Import("btlab.store.read", "btlab.views.tables", 9, deferred=True)
+    face = Import("btlab.config.model", "btlab", 3, deferred=False, name="run")
+    monkeypatch.setitem(ALL_IMPORTS, "btlab.store.read", [up])
+    monkeypatch.setitem(ALL_IMPORTS, "btlab.config.model", [face])
+    found = back_up_imports()
+    assert "btlab.store.read (line 9, room store) -> btlab.views (room views)" in found
+    assert "btlab.store.read (line 9, room store) -> btlab.views.tables (room views)" in found
+    assert "btlab.config.model (line 3) imports run from the public face btlab" in found
 
 
 def test_no_import_from_a_later_room_into_an_earlier_one():
