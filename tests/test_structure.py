@@ -32,7 +32,7 @@ The rules, one test each:
 * one class per name across all modules;
 * an import inside a function only for an optional or heavy dependency or for
   the CLI's start-up, with the reason in a comment on its line or the line
-  above (:data:`REASONS`);
+  above (:data:`REASONS`; one comment may head a run of imports);
 * ``btlab --help`` loads none of :data:`HEAVY`, and ``import btlab`` /
   ``import btlab.experiments`` load nothing of the runner;
 * btlab.experiments stays pure: no Ray, YAML, Parquet, nothing of the runner.
@@ -349,25 +349,32 @@ def comments(path: Path) -> dict[int, str]:
     return {t.start[0]: t.string[1:].strip() for t in tokens if t.type == tokenize.COMMENT}
 
 
+def _reason(texts: list[str]) -> str | None:
+    """The first of ``texts`` (comments) that gives a reason: one of :data:`REASONS`, then words."""
+    return next((c for c in texts if c.startswith(REASONS) and c.split(":", 1)[1].strip()), None)
+
+
 def in_function_imports() -> list[tuple[str, str | None]]:
     """Every import inside a function, as (``module:line: statement``, its reason or None).
 
     The reason is a comment on the import's line (any of its lines) or alone on the line
-    above, starting with one of :data:`REASONS`."""
+    above, starting with one of :data:`REASONS`; a comment above a run of imports (one
+    directly under the other) gives the reason of each of them."""
     out = []
     for module, path in sorted(MODULES.items()):
         text = path.read_text()
         lines = text.splitlines()
         notes = comments(path)
+        run: dict[int, str | None] = {}   # last line of a deferred import -> its reason
         for node, deferred, _ in _walk(ast.parse(text).body, False):
             if not deferred:
                 continue
-            candidates = [notes.get(n, "") for n in range(node.lineno, node.end_lineno + 1)]
             above = lines[node.lineno - 2].strip() if node.lineno > 1 else ""
-            if above.startswith("#"):
-                candidates.append(notes.get(node.lineno - 1, ""))
-            reason = next((c for c in candidates
-                           if c.startswith(REASONS) and c.split(":", 1)[1].strip()), None)
+            heading = _reason([notes.get(node.lineno - 1, "")]) if above.startswith("#") else None
+            heading = heading or run.get(node.lineno - 1)   # the run's heading comment
+            run[node.end_lineno] = heading
+            own = _reason([notes.get(n, "") for n in range(node.lineno, node.end_lineno + 1)])
+            reason = own or heading
             out.append((f"{module}:{node.lineno}: {ast.unparse(node)}", reason))
     return out
 
@@ -538,12 +545,15 @@ def test_imports_inside_functions_give_a_reason():
 def test_the_reason_must_be_on_the_line_or_above(tmp_path, monkeypatch):
     path = tmp_path / "m.py"
     path.write_text("def f():\n    # heavy: numba compiles on import\n    import numba\n"
-                    "    import os\n    import fcntl  # optional: fcntl is POSIX-only\n"
-                    "    import ray  # ray\n")
+                    "    import numba.core\n\n    import os\n"
+                    "    import fcntl  # optional: fcntl is POSIX-only\n"
+                    "    import ray  # ray\n    # why not\n    import json\n")
     monkeypatch.setitem(MODULES, "btlab.m", path)
     got = {w.split(": ", 1)[1]: r for w, r in in_function_imports() if w.startswith("btlab.m:")}
-    assert got == {"import numba": "heavy: numba compiles on import", "import os": None,
-                   "import fcntl": "optional: fcntl is POSIX-only", "import ray": None}
+    assert got == {"import numba": "heavy: numba compiles on import",
+                   "import numba.core": "heavy: numba compiles on import", "import os": None,
+                   "import fcntl": "optional: fcntl is POSIX-only", "import ray": None,
+                   "import json": None}
 
 
 def test_btlab_help_loads_nothing_heavy():
