@@ -28,7 +28,7 @@ from btlab.experiments.knights.solve import solve_knights_tour
 from btlab.experiments.queens import solve as queens_solve
 from btlab.experiments.queens.solve import solve_queens
 from btlab.experiments.split import subtrees
-from btlab.problems import PROBLEMS, get_problem
+from btlab.problems.registry import PROBLEMS, get_problem
 from btlab.store import schema
 from btlab.sweep.expand import expand
 from btlab.views import estimate_table, tables

@@ -23,7 +23,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from btlab.analysis.formatting import format_seconds, format_value
-from btlab.problems import PROBLEMS, get_problem, plugins
+from btlab.problems import plugins
+from btlab.problems.registry import PROBLEMS, get_problem
 from btlab.store import schema
 
 #: Counters of the metrics contract (``docs/metrics.md``; identical across repeats of a trial).
