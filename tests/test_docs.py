@@ -857,7 +857,7 @@ def slug(heading: str) -> str:
 
 def test_doc_links_resolve():
     """Every relative link of README.md and docs/*.md names a file that exists, and its
-    #anchor a heading of that file."""
+    #anchor a heading of that file; every repository path they name in backticks exists."""
     broken = []
     for file in DOC_FILES:
         text = (ROOT / file).read_text(encoding="utf-8")
@@ -873,6 +873,9 @@ def test_doc_links_resolve():
                 heads = re.findall(r"^#+ (.*)$", dest.read_text(encoding="utf-8"), re.M)
                 if anchor not in {slug(h) for h in heads}:
                     broken.append(f"{file}: {target}: no such heading")
+        for path in re.findall(r"`((?:experiments|runner|bench|tests|configs)/[\w./-]+)`", text):
+            if not (ROOT / path).exists():
+                broken.append(f"{file}: `{path}`: no such file in the repository")
     assert not broken, "\n".join(broken)
 
 
