@@ -38,7 +38,8 @@ registered. For each of them:
 
 A complete oracle search is capped at :attr:`ProblemContract.budget`
 placements per engine in the default run; larger ones run in the ``slow`` tier
-(``pytest -m slow``, up to :attr:`ProblemContract.slow_budget`). Importing
+(``pytest -m slow``, up to :attr:`ProblemContract.slow_budget`; without ``-m slow``
+its tests are skipped). Importing
 ``btlab`` never imports this module; it needs the ``test`` extra
 (``pip install 'btlab[test]'``).
 """
@@ -76,8 +77,9 @@ COUNTERS = ("status", "nodes", "backtracks", "dead_ends", "checks", "solutions",
 
 
 def pytest_configure(config: Any) -> None:
-    """As a pytest plug-in (``-p btlab.testing``): register the ``slow`` marker."""
-    config.addinivalue_line("markers", "slow: long-running tests, run with -m slow")
+    """Register the ``slow`` marker (once; also as a plug-in, ``-p btlab.testing``)."""
+    if not any(line.startswith("slow:") for line in config.getini("markers")):
+        config.addinivalue_line("markers", "slow: long-running tests, run with -m slow")
 
 
 def short(name: str) -> str:
@@ -251,9 +253,13 @@ class ProblemContract:
         if "tree_case" in names:
             metafunc.parametrize("tree_case", cls.tree_cases())
         if "tier" in names:
+            # the slow tier runs when asked for (-m slow); the marker needs no registration
+            pytest_configure(metafunc.config)
+            slow = [pytest.mark.slow]
+            if "slow" not in (metafunc.config.option.markexpr or ""):
+                slow.append(pytest.mark.skip(reason="the slow tier: run with -m slow"))
             metafunc.parametrize("tier", [pytest.param("default", id="default"),
-                                          pytest.param("slow", id="slow",
-                                                       marks=pytest.mark.slow)])
+                                          pytest.param("slow", id="slow", marks=slow)])
         if "prefix_budget" in names:
             metafunc.parametrize("prefix_budget", cls.prefix_budgets,
                                  ids=[str(b) for b in cls.prefix_budgets])
@@ -307,7 +313,8 @@ class ProblemContract:
         keys = list(known.expected) if known.tree is not None and known.tree == tree \
             else ["solutions"]
         got = {k: getattr(r, k) for k in keys}
-        assert got == {k: known.expected[k] for k in keys}, known.source
+        expected = {k: known.expected[k] for k in keys}
+        assert got == expected, f"{known.source}: expected {expected}, got {got}"
         if cols.get("mode") == "count":
             assert r.status is Status.EXHAUSTED
         else:
@@ -318,28 +325,31 @@ class ProblemContract:
         strategy, engine, index = oracle
         spec = self.spec()
         cols, r = self.complete(strategy, engine, index, tier)
+        got = counters(r)   # in every message: the plain asserts of an installed module
         first = cols.get("mode") == "first"
         if r.solution is None:
-            assert r.solutions == 0
+            assert r.solutions == 0, got
         else:
             spec.verify(cols, r.solution)                  # raises on a wrong solution
-            assert r.max_depth == len(r.solution)          # nothing is deeper than a solution
+            assert r.max_depth == len(r.solution), got     # nothing is deeper than a solution
         if r.solutions == 0:
             # every placement was undone with nothing below it
-            assert r.backtracks == r.nodes
-            assert r.status is Status.EXHAUSTED
+            assert r.backtracks == r.nodes, f"no solution, so backtracks == nodes: {got}"
+            assert r.status is Status.EXHAUSTED, got
         if first and r.solutions:
-            assert r.solutions == 1 and r.status is Status.SOLVED
+            assert r.solutions == 1 and r.status is Status.SOLVED, got
             if "max_frontier" in r.extra:
                 # breadth-first (it reports its frontier): the frontier placements are still
                 # waiting to be extended at the stop, so they are not backtracks either
-                assert r.nodes - r.backtracks > len(r.solution)
+                assert r.nodes - r.backtracks > len(r.solution), got
             else:
                 # depth-first: what is not undone is the path to the solution
-                assert r.nodes - r.backtracks == len(r.solution)
+                assert r.nodes - r.backtracks == len(r.solution), \
+                    f"first mode: nodes - backtracks == the solution's length: {got}"
         # a dead end is a placement undone with nothing below it, so a backtrack
-        assert 0 <= r.dead_ends <= r.backtracks <= r.nodes
-        assert 0 <= r.checks and 0 <= r.max_depth <= r.nodes
+        assert 0 <= r.dead_ends <= r.backtracks <= r.nodes, \
+            f"0 <= dead_ends <= backtracks <= nodes: {got}"
+        assert 0 <= r.checks and 0 <= r.max_depth <= r.nodes, got
         if not first and r.solution is not None:
             # count mode's solution is the first one found: the one first mode stops at
             first_cols = {**cols, "mode": "first"}
@@ -512,5 +522,5 @@ def check(problem: ProblemSpec | str, *pytest_args: str, slow: bool = False) -> 
                 problem = {name!r}
         """))
         marks = [] if slow else ["-m", "not slow"]
-        return int(pytest.main([str(module), "-p", "btlab.testing", "-p", "no:cacheprovider",
-                                "--rootdir", folder, *marks, *pytest_args]))
+        return int(pytest.main([str(module), "-p", "no:cacheprovider", "--rootdir", folder,
+                                *marks, *pytest_args]))

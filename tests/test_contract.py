@@ -379,6 +379,65 @@ def test_doc_plugin_heuristic_on_ray_all_64_starts(tmp_path, monkeypatch, capsys
     assert builtin["plugins"].isna().all()
 
 
+def _outcomes(stdout: str) -> dict[str, int]:
+    """pytest's summary line as counts: ``25 passed, 3 skipped`` -> {"passed": 25, ...}."""
+    return {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|skipped|deselected)",
+                                                   stdout.strip().splitlines()[-1])}
+
+
+def test_doc_contract_suite_on_a_plugin_problem(tmp_path):
+    """docs/extending.md section 4, in a folder of its own: the subclass under pytest and the
+    one call; then the same two on a copy of the problem that miscounts, which fail."""
+    blocks = doc_blocks()
+    (tmp_path / "grid_path.py").write_text(blocks["grid_path.py"])
+    (tmp_path / "test_grid_path_contract.py").write_text(blocks["test_grid_path_contract.py"])
+    (tmp_path / "check_grid_path.py").write_text(blocks["check_grid_path.py"])
+    command, _, said = blocks["contract-pytest"].strip().partition("#")
+    assert command.split() == ["pytest", "test_grid_path_contract.py"]
+    env = {**os.environ, "RAY_ADDRESS": ""}
+
+    def pytest_run(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([PYTHON, "-m", "pytest", "test_grid_path_contract.py", "-p",
+                               "no:cacheprovider", *extra], cwd=tmp_path, env=env, text=True,
+                              capture_output=True, timeout=300, check=False)
+
+    def check_run() -> subprocess.CompletedProcess:
+        return subprocess.run([PYTHON, "check_grid_path.py"], cwd=tmp_path, env=env, text=True,
+                              capture_output=True, timeout=300, check=False)
+
+    run = pytest_run()
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert _outcomes(run.stdout) == {"passed": 25, "skipped": 15}
+    assert "25 passed, 15 skipped" in said
+    assert "warning" not in run.stdout.splitlines()[-1]   # the slow marker needs no setup
+    slow = pytest_run("-m", "slow")
+    assert slow.returncode == 0 and _outcomes(slow.stdout) == {"skipped": 12, "deselected": 28}
+    one = check_run()
+    assert one.returncode == 0, one.stdout[-3000:]
+    assert _outcomes(one.stdout) == {"passed": 25, "skipped": 3, "deselected": 12}
+    # a problem that miscounts (one backtrack too many per dead end) fails both
+    module = tmp_path / "grid_path.py"
+    text = module.read_text()
+    wrong = text.replace("                dead_ends += 1\n",
+                         "                dead_ends += 1\n                backtracks += 1\n", 1)
+    assert wrong != text
+    module.write_text(wrong)
+    run = pytest_run("-rf")
+    assert run.returncode == 1
+    failed = set(re.findall(r"^FAILED \S+::TestGridPath::(\w+\[\S+\])", run.stdout, re.M))
+    assert failed == {
+        "test_oracle[grid_path-recursive-python-board3x3-start0x0-modecount-default]",
+        "test_oracle[grid_path-recursive-python-board3x3-start0x1-modecount-default]",
+        "test_metrics_contract_invariants[grid_path-recursive-python-board3x3-start0x1-"
+        "modecount-default]",
+        "test_metrics_contract_invariants[grid_path-recursive-python-board4x4-start0x0-"
+        "modecount-default]",
+    }
+    assert "no solution, so backtracks == nodes: {'status': 'exhausted', 'nodes': 69, " \
+        "'backtracks': 91, 'dead_ends': 22," in run.stdout
+    assert check_run().returncode == 1
+
+
 def _btlab(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_ADDRESS": ""}
     return subprocess.run([PYTHON, "-m", "btlab", *args], cwd=cwd, env=env, text=True,
