@@ -512,6 +512,87 @@ def test_plugin_refusals_exit_2(extra, split, key, where, expected, tmp_path, mo
     assert not (tmp_path / "results").exists()
 
 
+OLD_IMPORTS = [
+    # (id, the plug-in module's text, config key, line:col, old name, new name)
+    ("heuristic-experiments.core", "from experiments.core import Status\n\n\n"
+     "def rule(board, square, candidates):\n    return candidates\n", "fixed.heuristic", "5:3",
+     "experiments.core", "btlab.experiments.core"),
+    ("problem-runner.spec", "from runner.spec import ProblemSpec\n\nPROBLEM = None\n",
+     "problem", "2:1", "runner.spec", "btlab.problems.spec"),
+    ("problem-import-runner", "import runner\n\nPROBLEM = runner.spec.ProblemSpec\n",
+     "problem", "2:1", "runner.spec", "btlab.problems.spec"),
+]
+
+
+@pytest.mark.parametrize("where", ["checkout-root", "elsewhere"])
+@pytest.mark.parametrize("text, key, at, old, new",
+                         [pytest.param(*case[1:], id=case[0]) for case in OLD_IMPORTS])
+def test_plugin_importing_an_old_name_exits_2_naming_the_new(text, key, at, old, new, where,
+                                                             tmp_path):
+    """A plug-in written against btlab 0.1's names: from the checkout's root the folders
+    ``runner/`` and ``experiments/`` are stubs that refuse them; elsewhere there is no such
+    package, and the plug-in loader names the new module all the same."""
+    plugin_dir = tmp_path / "plugins"
+    plugin_dir.mkdir()
+    (plugin_dir / "old_plugin.py").write_text(text)
+    ref = "old_plugin:rule" if key == "fixed.heuristic" else "old_plugin:PROBLEM"
+    lines = ["name: old-names", f'problem: "{ref}"' if key == "problem" else
+             "problem: knights_tour", "fixed:", "  board: [5, 5]"]
+    if key == "fixed.heuristic":
+        lines.append(f'  heuristic: "{ref}"')
+    cfg = tmp_path / "old.yaml"
+    cfg.write_text("\n".join(lines) + "\n")
+    cwd = ROOT if where == "checkout-root" else tmp_path
+    assert (cwd / "runner" / "__init__.py").exists() == (where == "checkout-root")
+    path = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), str(plugin_dir)) if p)
+    env = {**os.environ, "PYTHONPATH": path, "RAY_ADDRESS": ""}
+    commands = [["validate", str(cfg)]]
+    if key == "fixed.heuristic":   # run refuses it the same way (once: 4 s a command)
+        commands.append(["run", str(cfg), "--backend", "serial", "--out", str(tmp_path / "out")])
+    for command in commands:
+        r = subprocess.run([PYTHON, "-m", "btlab", *command], cwd=cwd, env=env, text=True,
+                           capture_output=True, timeout=120, check=False)
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.splitlines() == [
+            f"btlab: {cfg}:{at}: error at {key}",
+            "  expected: module 'old_plugin' to import btlab by its names since btlab 0.2",
+            f"  found:    it imports {old}, btlab 0.1's name of {new}",
+            f"  fix:      import {new} in old_plugin (the map of btlab's modules: "
+            "docs/architecture.md)"]
+    assert not (tmp_path / "out").exists()
+
+
+def test_old_name_stubs_of_the_loader_do_not_linger(tmp_path, monkeypatch, fresh_module):
+    """Away from a checkout the loader's stand-ins for ``runner`` / ``experiments`` last as
+    long as the plug-in's import: a package of the user's by that name imports afterwards."""
+    fresh_module("old_here", "runner", "experiments", "runner.helpers")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(ROOT))])
+    (tmp_path / "old_here.py").write_text("import experiments.knights_plugin\n")
+    meta_path = list(sys.meta_path)
+    with pytest.raises(plugins.PluginError) as info:
+        plugins.load("old_here:rule")
+    assert info.value.found == ("it imports experiments.knights_plugin, btlab 0.1's name of "
+                                "btlab.experiments.knights.user_rules")
+    assert sys.meta_path == meta_path and "experiments" not in sys.modules
+    # the config names btlab's old module itself
+    with pytest.raises(plugins.PluginError) as info:
+        plugins.load("runner.problems.knights_tour:PROBLEM")
+    assert (info.value.found, info.value.fix) == (
+        "runner.problems.knights_tour, btlab 0.1's name of btlab.problems.knights_tour",
+        "write btlab.problems.knights_tour:PROBLEM")
+    # a name below runner that btlab 0.1 never had is simply not found
+    with pytest.raises(plugins.PluginError) as info:
+        plugins.load("runner.helpers:rule")
+    assert info.value.found == "no module named 'runner.helpers'"
+    # ... and a package of the user's called runner is the one imported now
+    (tmp_path / "runner").mkdir()
+    (tmp_path / "runner" / "__init__.py").write_text("")
+    (tmp_path / "runner" / "helpers.py").write_text("def rule(board, square, c):\n    return c\n")
+    assert plugins.load("runner.helpers:rule").__module__ == "runner.helpers"
+    assert sys.meta_path == meta_path
+
+
 def test_plugin_returning_a_wrong_list_is_an_error_row(tmp_path, monkeypatch, capsys,
                                                        fresh_module):
     mod = "rules_wrong_list"
