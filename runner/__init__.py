@@ -27,6 +27,7 @@ Modules:
 - ``problems/``: what a problem is to the runner: the spec, the registry, plug-ins.
 - ``store/``: the results folder.
 - ``sweep/``: a config to its trials.
+- ``testing``: the contract suite for a problem's author (needs pytest; never loaded by default).
 - ``views/``: terminal tables, progress, plots, the HTML report.
 """
 
