@@ -317,7 +317,9 @@ def sweep(config: ConfigSource, *overrides: str, backend: str = "ray",
             yield t.trial_id
 
     wanted = TrialIds(ids())  # 8 bytes a trial, held for the whole run
-    store = ResultStore(out or Path("results") / cfg.name, cfg, fresh=fresh)
+    where = (Path("results") / cfg.name if out is None
+             else out if isinstance(out, (str, Path)) else Path(out))
+    store = ResultStore(where, cfg, fresh=fresh)
     folder = store.location  # a path or a URI: where the rows are, and all that counts
     shown = escape(str(folder))  # printed literally: a folder name may hold [brackets]
     failures = FailureLog(cfg.problem.columns.names, lambda line: tell(

@@ -35,7 +35,7 @@ from __future__ import annotations
 import io
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, overload
 
 import pandas as pd
 from rich.console import Console
@@ -113,6 +113,16 @@ def write_report(results: str | Path | Sequence[str | Path], out: str | Path = "
         _outside_results(folder, out)
     text = render_report(results, all_rows=all_rows)
     return atomic_write_text(out, text, "the report", STDOUT_HINT)
+
+
+@overload
+def report(folders: str | Path | Sequence[str | Path], out: None, *,
+           all_rows: bool = False) -> str: ...
+
+
+@overload
+def report(folders: str | Path | Sequence[str | Path], out: str | Path = "report.html", *,
+           all_rows: bool = False) -> Path: ...
 
 
 def report(folders: str | Path | Sequence[str | Path], out: str | Path | None = "report.html",
