@@ -327,3 +327,18 @@ def test_library_md_blocks(tmp_path, monkeypatch, ray_session):
     assert "192" in printed.split()
     assert namespace["df"].shape[0] == 192
     assert (work / "report.html").read_text().startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["validate", "--help"]])
+def test_cli_help_imports_nothing_heavy(argv):
+    """The CLI imports the library when a command runs, so ``btlab --help`` stays light."""
+    heavy = ["ray", "numba", "pandas", "pyarrow", "matplotlib", "lifelines", "scipy",
+             "pydantic"]
+    code = ("import contextlib, io, sys\nfrom btlab.cli.main import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    try:\n        main({argv!r})\n    except SystemExit:\n        pass\n"
+            f"print([m for m in {heavy!r} if m in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[]\n"

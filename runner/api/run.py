@@ -317,7 +317,7 @@ def sweep(config: ConfigSource, *overrides: str, backend: str = "ray",
             yield t.trial_id
 
     wanted = TrialIds(ids())  # 8 bytes a trial, held for the whole run
-    where = (Path("results") / cfg.name if out is None
+    where = (Path("results") / cfg.name if not out  # --out "": the default, as before
              else out if isinstance(out, (str, Path)) else Path(out))
     store = ResultStore(where, cfg, fresh=fresh)
     folder = store.location  # a path or a URI: where the rows are, and all that counts
