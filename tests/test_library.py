@@ -323,9 +323,14 @@ def test_library_md_blocks(tmp_path, monkeypatch, ray_session):
     with contextlib.redirect_stdout(sink):
         for code in blocks:
             exec(compile(code, "docs/library.md", "exec"), namespace)  # noqa: S102
-    printed = sink.getvalue()
-    assert "192" in printed.split()
-    assert namespace["df"].shape[0] == 192
+    printed = sink.getvalue().splitlines()
+    assert printed[0] == "192"  # the serial run
+    assert re.fullmatch(r"[0-9a-f]{16} warnsdorff 36", printed[1])  # validate, streamed
+    assert "True 192" in printed  # the notebook's Ray, still running, and its rows
+    assert re.search(r"^True 192 \d+$", "\n".join(printed), re.M)  # serial = Ray
+    assert "384 ['lib', 'warnsdorff-64-starts']" in printed
+    assert "<mapping> None ('budget', 'nodez')" in printed
+    assert namespace["df"].shape[0] == 192 and namespace["small"].shape[0] == 72
     assert (work / "report.html").read_text().startswith("<!DOCTYPE html>")
 
 
