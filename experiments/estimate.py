@@ -245,7 +245,9 @@ def knuth_knights(rows: int, cols: int, start: tuple[int, int], *, closed: bool,
     start_sq = board.square(*start)
     budget = Budget(max_nodes, max_seconds)
     if engine == "compiled":
-        from btlab.experiments.compiled import warm_up
+        from btlab.experiments.compiled import warm_up  # heavy: numba loads on import
+
+        # heavy: numba compiles on import
         from btlab.experiments.compiled.estimate_kernel import run_knights_probes
         warm_up("estimate")  # before the clock starts: compiling is not probing
         return make_estimate(*run_knights_probes(rows, cols, start_sq, bool(closed), probes,
@@ -340,7 +342,9 @@ def knuth_queens(n: int, *, unique: bool, probes: int, seed: int, max_nodes: int
         raise ValueError(f"n must be at least 1, got {n}")
     budget = Budget(max_nodes, max_seconds)
     if engine == "compiled":
-        from btlab.experiments.compiled import warm_up
+        from btlab.experiments.compiled import warm_up  # heavy: numba loads on import
+
+        # heavy: numba compiles on import
         from btlab.experiments.compiled.estimate_kernel import MAX_N, run_queens_probes
         if n > MAX_N:
             raise ValueError(f"n must be between 1 and {MAX_N} for the compiled engine, "

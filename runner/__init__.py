@@ -17,6 +17,7 @@ mapping configs, the errors); the map of the packages below is ``docs/architectu
 
 Modules:
 
+- ``__main__``: ``python -m btlab``, the ``btlab`` command.
 - ``analysis/``: pandas over result rows: load, summaries, pairing, survival, rates, folder diff.
 - ``api/``: the library under the CLI: ``btlab.run`` and ``btlab.validate``.
 - ``cli/``: the ``btlab`` command line.

@@ -9,14 +9,17 @@ import pytest
 
 
 def pytest_configure(config):
-    """Ctrl-C as a terminal gives it, whatever shell started the suite.
+    """Ctrl-C and a hangup as a terminal gives them, whatever shell started the suite.
 
     A non-interactive shell starts a background job (`cmd &`) with SIGINT
-    ignored, and btlab leaves an ignored signal ignored (as ``nohup`` asks):
-    the tests that send SIGINT to a run would then test nothing and fail.
+    ignored, ``nohup`` SIGHUP, and btlab leaves an ignored signal ignored (as
+    ``nohup`` asks): the tests that send them to a run would then test nothing
+    and fail.
     """
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 @pytest.fixture(scope="session")

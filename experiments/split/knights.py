@@ -153,6 +153,7 @@ class KnightsSplitter(Splitter):
                     max_seconds: float | None) -> SearchResult:
         if p.get("engine", "python") == "compiled":
             # Imported here so that importing btlab.experiments.split.subtrees does not load numba.
+            # heavy: numba loads on import
             from btlab.experiments.compiled import knights_subtree_compiled
 
             return knights_subtree_compiled(

@@ -115,6 +115,7 @@ class QueensSplitter(Splitter):
                     max_seconds: float | None) -> SearchResult:
         if p.get("engine", "python") == "compiled":
             # Imported here so that importing btlab.experiments.split.subtrees does not load numba.
+            # heavy: numba loads on import
             from btlab.experiments.compiled import queens_subtree_compiled
 
             return queens_subtree_compiled(p["n"], path, p["mode"], p["unique"], max_nodes,

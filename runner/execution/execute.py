@@ -31,7 +31,7 @@ from typing import Any, Iterable, Iterator, Mapping
 from btlab.config.restarts import run_restarts
 from btlab.execution.interrupts import counting_signals, is_interrupt, reinstall, signals_seen
 from btlab.experiments.core import Status
-from btlab.problems import get_problem
+from btlab.problems.registry import get_problem
 from btlab.sweep.trial import Trial
 
 #: Metric columns every row carries (the metrics contract, ``docs/metrics.md``), in order.
