@@ -95,6 +95,29 @@ def compare_folders(a: str | Path, b: str | Path, all_rows: bool = False) -> Fol
     return out
 
 
+def compare(a: str | Path, b: str | Path, *, all_rows: bool = False) -> FolderDiff:
+    """Compare two results folders trial by trial (``btlab compare``).
+
+    Args:
+        a, b: results folders (or filesystem URIs), e.g. a laptop's run and a
+            cluster's run of one config.
+        all_rows: count every row of each folder, not only the trials of the config
+            last run into it (``btlab compare --all``).
+
+    Returns:
+        A :class:`FolderDiff`: ``identical``, the trial ids on one side only
+        (``only_a``, ``only_b``), ``differences`` (a DataFrame of shape (differing
+        cells, 4): ``trial_id``, ``column``, ``a``, ``b``), ``compared`` (trials on
+        both sides), ``columns`` (the deterministic columns compared: every column
+        but :data:`IGNORED`) and ``notes``. :func:`describe` words it as ``btlab
+        compare`` prints it.
+
+    Raises:
+        ResultsError: a folder holds no btlab results.
+    """
+    return compare_folders(a, b, all_rows=all_rows)
+
+
 def describe(cmp: FolderDiff, a: str, b: str, limit: int = 20) -> str:
     """A human-readable report of a comparison."""
     lines = [f"compared {cmp.compared:,} trials present in both {a} and {b} on "
