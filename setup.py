@@ -10,6 +10,7 @@ carries the file, so a wheel built from the sdist has it too. At run time
 from __future__ import annotations
 
 import importlib.util
+import shutil
 from pathlib import Path
 
 from setuptools import find_packages, setup
@@ -29,8 +30,18 @@ def _provenance():
     return module
 
 
+#: What a build folder may hold from an earlier build: the package, and the two top-level
+#: packages of btlab 0.1 (``runner``, ``experiments``). A wheel takes every file under the
+#: build folder, so a stale copy would install a second top-level name or a module since
+#: removed; each build starts from none of them.
+STALE_BUILD_ENTRIES = ("btlab", "runner", "experiments")
+
+
 class BuildPy(build_py):
     def run(self):
+        if not self.dry_run and not getattr(self, "editable_mode", False):
+            for name in STALE_BUILD_ENTRIES:
+                shutil.rmtree(Path(self.build_lib) / name, ignore_errors=True)
         super().run()
         if not self.dry_run and not getattr(self, "editable_mode", False):
             # an editable install runs the clone itself, which is asked at run time

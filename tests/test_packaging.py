@@ -156,3 +156,26 @@ def test_installed_btlab_runs_on_ray_from_elsewhere(installed, tmp_path):
     df = pd.read_parquet(tmp_path / "results" / "installed").sort_values("start_row")
     assert df["node_id"].notna().all()
     assert df["nodes"].tolist() == [288, 2000]
+
+
+def test_a_stale_build_folder_never_reaches_the_wheel(tmp_path):
+    """A clone built before (btlab 0.1's ``build/lib/runner``, a module since removed from
+    ``build/lib/btlab``): the wheel holds this tree's modules only, under ``btlab/``."""
+    import shutil
+
+    src = tmp_path / "src"
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "results", "__pycache__", "*.egg-info", ".mypy_cache"))
+    for stale in ("build/lib/runner/spec.py", "build/lib/experiments/core.py",
+                  "build/lib/btlab/renamed.py"):
+        (src / stale).parent.mkdir(parents=True, exist_ok=True)
+        (src / stale).write_text("STALE = True\n")
+    out = tmp_path / "dist"
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
+         "-w", str(out), str(src)], capture_output=True, text=True, timeout=300, check=False)
+    assert build.returncode == 0, build.stderr
+    names = zipfile.ZipFile(next(out.glob("btlab-*.whl"))).namelist()
+    assert {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")} == {
+        "btlab"}
+    assert "btlab/renamed.py" not in names and "btlab/errors.py" in names
