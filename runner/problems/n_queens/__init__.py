@@ -16,6 +16,7 @@ from pydantic import Field, StrictBool, StrictInt
 
 from btlab.experiments.checker_fast import check_queens_fast
 from btlab.experiments.core import SearchResult
+from btlab.experiments.loading import interrupts_held
 from btlab.experiments.queens.solve import CONSTRUCTIONS, STRATEGIES, solve_queens
 from btlab.problems.spec import Comparison, Oracle, ParamError, Params, ProblemSpec
 
@@ -59,7 +60,8 @@ def solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None
     """Run one N-Queens trial on its engine; ``max_backtracks``: the backtrack budget, or
     None."""
     if c["engine"] == "compiled":
-        from btlab.experiments.compiled import solve_queens_compiled  # numba loads on demand
+        with interrupts_held():  # numba loads on demand, whole (btlab.experiments.loading)
+            from btlab.experiments.compiled import solve_queens_compiled
         return solve_queens_compiled(c["n"], mode=c["mode"], unique=c["unique"],
                                      max_nodes=max_nodes, max_seconds=max_seconds,
                                      max_backtracks=max_backtracks)
@@ -93,7 +95,8 @@ def prepare(c: Mapping[str, Any]) -> Mapping[str, Any]:
     """Load the compiled kernels before the clock starts (``compile_ns``)."""
     if c["engine"] != "compiled":
         return {}
-    from btlab.experiments.compiled import warm_up  # numba loads on demand
+    with interrupts_held():  # numba loads on demand, whole (btlab.experiments.loading)
+        from btlab.experiments.compiled import warm_up
     return {"compile_ns": warm_up("estimate" if c["mode"] == "estimate" else "queens")}
 
 
