@@ -246,7 +246,8 @@ def knuth_knights(rows: int, cols: int, start: tuple[int, int], *, closed: bool,
     start_sq = board.square(*start)
     budget = Budget(max_nodes, max_seconds)
     if engine == "compiled":
-        with interrupts_held():  # numba loads on demand, whole (btlab.experiments.loading)
+        with interrupts_held():  # whole, even if cancelled (btlab.experiments.loading)
+            # heavy: numba loads on import
             from btlab.experiments.compiled import warm_up
             from btlab.experiments.compiled.estimate_kernel import run_knights_probes
         warm_up("estimate")  # before the clock starts: compiling is not probing
@@ -342,7 +343,8 @@ def knuth_queens(n: int, *, unique: bool, probes: int, seed: int, max_nodes: int
         raise ValueError(f"n must be at least 1, got {n}")
     budget = Budget(max_nodes, max_seconds)
     if engine == "compiled":
-        with interrupts_held():  # numba loads on demand, whole (btlab.experiments.loading)
+        with interrupts_held():  # whole, even if cancelled (btlab.experiments.loading)
+            # heavy: numba loads on import
             from btlab.experiments.compiled import warm_up
             from btlab.experiments.compiled.estimate_kernel import MAX_N, run_queens_probes
         if n > MAX_N:

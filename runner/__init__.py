@@ -16,6 +16,7 @@ Public names (``__all__``): :func:`run`, :func:`validate`, :func:`load`,
 
 Modules:
 
+- ``__main__``: ``python -m btlab``, the ``btlab`` command.
 - ``analysis/``: pandas over result rows: load, summaries, pairing, survival, rates, folder diff.
 - ``api/``: the library under the CLI: ``btlab.run`` and ``btlab.validate``.
 - ``cli/``: the ``btlab`` command line.

@@ -134,31 +134,34 @@ BLOCKS: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
     ("README.md", "name: warnsdorff-64-starts"): (
         FAST, "a config: parse_config; it expands to the trials of "
         "configs/warnsdorff_64_starts.yaml", ("test_readme_config_blocks",)),
-    ("README.md", ".venv/bin/btlab run configs/queens_algorithms.yaml"): (
+    ("docs/queens.md", ".venv/bin/btlab run configs/queens_algorithms.yaml"): (
         FAST, "a copy with a small budget (fast); as written (slow: brute force and Amb up to "
         "n = 12, minutes)", ("test_queens_algorithms_fast", "test_queens_algorithms_slow")),
     ("README.md", "btlab run CONFIG [KEY=VALUE ...]"): (
         VALIDATED, "a synopsis, not a command: every option parsed by the CLI's parser",
         ("test_readme_synopsis",)),
-    ("README.md", "fixed: {board: [8, 8], strategy: iterative, engine: compiled"): (
+    ("docs/compiled.md", "fixed: {board: [8, 8], strategy: iterative, engine: compiled"): (
         FAST, "a config fragment: put into the main config and checked with parse_config",
         ("test_readme_config_blocks",)),
-    ("README.md", "btlab bench: 2 cores, Python 3.11.7"): (
+    ("docs/benchmarks.md", "btlab bench: 2 cores, Python 3.11.7"): (
         OUTPUT, "output of `python -m bench`, measured once on a shared machine (timings; the "
         "bench needs a C compiler and minutes); not rerun", ()),
-    ("README.md", "btlab: sweep.yaml:5:21: error at matrix.heuristic[1]"): (
+    ("docs/troubleshooting.md", "btlab: sweep.yaml:5:21: error at matrix.heuristic[1]"): (
         FAST, "the error message: reproduced with the config the text describes",
         ("test_readme_error_message",)),
-    ("README.md", "trial                      run                 seconds"): (
-        OUTPUT, "output of `python -m bench.split`, measured once on a quiet machine (timings); "
-        "not rerun", ()),
+    ("docs/benchmarks.md", "trial                      run                 seconds"): (
+        OUTPUT, "output of `python -m bench.split`, measured once in the same run as the table "
+        "above (timings); not rerun", ()),
     ("README.md", "# the main job, the 10^9 plain-backtracking baseline, one report"): (
         VALIDATED, "a billion placements per start, many minutes on 2 cores: each command "
         "parsed, the configs loaded (the main job runs in the quick start; the report of "
         "several folders in the report tests)", ("test_plain_baseline_commands",)),
-    ("README.md", "experiments/   the searches"): (
-        OUTPUT, "the source layout, not a command: the folders named exist",
-        ("test_readme_layout",)),
+    ("README.md", "btlab validate configs/warnsdorff_64_starts.yaml 'fixed.board=[6,6]'"): (
+        FAST, "the two override examples: validated with their trial counts (72, 64); the run "
+        "runs on a small copy of the config", ("test_readme_overrides",)),
+    ("README.md", 'import btlab; df = btlab.run("configs/warnsdorff_64_starts.yaml"'): (
+        FAST, "the library call: run on a 5 x 5 copy of the config (75 rows), skipped while "
+        "btlab has no run()", ("test_readme_library_fast",)),
     # ---- docs/analysis.md
     ("docs/analysis.md", "import pandas as pd"): (
         FAST, "section 1 blocks run on the quick start's rows (fast: small budget, 192 rows "
@@ -696,7 +699,7 @@ def test_readme_config_blocks():
     from btlab.sweep.expand import iter_trials
     assert ([t.trial_id for t in iter_trials(cfg)]
             == [t.trial_id for t in iter_trials(main_cfg)])
-    frag = block("README.md", "fixed: {board: [8, 8], strategy: iterative, engine: compiled")
+    frag = block("docs/compiled.md", "fixed: {board: [8, 8], strategy: iterative, engine: compiled")
     data = yaml.safe_load((ROOT / "configs" / "warnsdorff_64_starts.yaml").read_text())
     data["fixed"] = yaml.safe_load(frag.text)["fixed"]
     data["matrix"] = {"start": "all"}
@@ -760,9 +763,124 @@ def test_readme_synopsis():
             continue
         parse_btlab(argv)
 
+    # every subcommand of `btlab --help` and every long option of each, in the synopsis
+    import argparse
+
+    parser = _parser()
+    [subs] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    lines = {ln.split()[1]: ln for ln in text.splitlines()}
+    assert set(lines) == set(subs.choices) | {"--version"}, sorted(lines)
+    for name, sub in subs.choices.items():
+        for action in sub._actions:
+            opts = action.option_strings
+            if opts and "--help" not in opts:
+                assert any(f"[{o}" in lines[name] for o in opts), (
+                    f"README synopsis: btlab {name} lacks {opts[-1]}")
+
+
+def test_readme_overrides(tmp_path, capsys):
+    """The README's two override examples: the trial counts they give, the run on a small copy
+    of the config (one heuristic, the new folder name)."""
+    cmds = commands(block("README.md", "btlab validate configs/warnsdorff_64_starts.yaml "
+                                       "'fixed.board=[6,6]'"))
+    assert [c.argv[:2] for c in cmds] == [["btlab", "validate"], ["btlab", "run"]]
+    counts = []
+    for cmd in cmds:
+        argv = btlab_argv(cmd)
+        assert argv is not None
+        capsys.readouterr()
+        assert run_btlab(["validate", *argv[1:]], ROOT) == 0, argv
+        out = " ".join(capsys.readouterr().out.split())
+        counts.append(out.split("OK -- problem knights_tour, ")[1].split(" trials")[0])
+    assert counts == ["72", "64"]                   # 36 starts x 2 heuristics; 64 starts
+    wd = workdir(tmp_path)
+    small_copy("warnsdorff_64_starts.yaml", wd)
+    argv = btlab_argv(cmds[1])
+    assert argv is not None
+    assert run_btlab([*argv, "--backend", "serial", "--quiet"], wd) == 0
+    df = pd.read_parquet(wd / "results" / "warnsdorff-only")
+    assert len(df) == 64 and set(df["heuristic"]) == {"warnsdorff"}
+    assert (df["budget_nodes"] == 10_000).all() and (df["status"] == "solved").all()
+
+
+def test_readme_library_fast(tmp_path):
+    """The README's library line, on a 5 x 5 copy of the main config (25 starts x 3
+    heuristics), in a working folder: the DataFrame holds the config's 75 trials."""
+    import btlab
+
+    if not hasattr(btlab, "run"):
+        pytest.skip("btlab.run is not on this branch yet")
+    b = block("README.md", 'import btlab; df = btlab.run("configs/warnsdorff_64_starts.yaml"')
+    wd = workdir(tmp_path)
+    cfg = small_copy("warnsdorff_64_starts.yaml", wd)
+    data = yaml.safe_load(cfg.read_text(encoding="utf-8"))
+    data["fixed"]["board"] = [5, 5]
+    cfg.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    ns: dict[str, Any] = {"__name__": "__doc__"}
+    with contextlib.chdir(wd):
+        exec(compile(b.text, b.where, "exec"), ns)
+    df = ns["df"]
+    assert isinstance(df, pd.DataFrame) and len(df) == 75, df
+    assert df["trial_id"].is_unique and set(df["heuristic"]) == {"none", "warnsdorff",
+                                                                  "static_degree"}
+    assert len(pd.read_parquet(wd / "results" / "warnsdorff-64-starts")) == 75
+
+
+#: The README is a landing page: at most this many lines, and no prose line longer than
+#: PROSE_WIDTH characters (fenced blocks, table rows and the generated strategy tables aside).
+README_LINES, PROSE_WIDTH = 300, 100
+
+
+def test_readme_is_a_landing_page():
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_LINES, f"README.md: {len(lines)} lines, at most {README_LINES}"
+    fenced, long = False, []
+    for i, line in enumerate(lines, 1):
+        if line.startswith("```"):
+            fenced = not fenced
+            continue
+        if not fenced and not line.startswith("|") and len(line) > PROSE_WIDTH:
+            long.append(f"README.md:{i}: {len(line)} characters")
+    assert not long, "\n".join(long)
+    text = "\n".join(lines)
+    for doc in ("config", "metrics", "analysis", "running", "cluster", "split", "compiled",
+                "benchmarks", "troubleshooting", "extending", "architecture", "development"):
+        assert f"(docs/{doc}.md" in text, f"README.md does not link docs/{doc}.md"
+    for link in re.findall(r"\]\((docs/[^)#]+)", text):
+        assert (ROOT / link).is_file(), f"README.md links {link}, which does not exist"
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading: lower case, punctuation dropped, spaces -> '-'."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_doc_links_resolve():
+    """Every relative link of README.md and docs/*.md names a file that exists, and its
+    #anchor a heading of that file; every repository path they name in backticks exists."""
+    broken = []
+    for file in DOC_FILES:
+        text = (ROOT / file).read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+://", target):
+                continue
+            path, _, anchor = target.partition("#")
+            dest = (ROOT / file).parent / path if path else ROOT / file
+            if not dest.exists():
+                broken.append(f"{file}: {target}: no such file")
+                continue
+            if anchor and dest.suffix == ".md":
+                heads = re.findall(r"^#+ (.*)$", dest.read_text(encoding="utf-8"), re.M)
+                if anchor not in {slug(h) for h in heads}:
+                    broken.append(f"{file}: {target}: no such heading")
+        for path in re.findall(r"`((?:experiments|runner|bench|tests|configs)/[\w./-]+)`", text):
+            if not (ROOT / path).exists():
+                broken.append(f"{file}: `{path}`: no such file in the repository")
+    assert not broken, "\n".join(broken)
+
 
 def test_readme_error_message(tmp_path, capsys):
-    b = block("README.md", "btlab: sweep.yaml:5:21: error at matrix.heuristic[1]")
+    b = block("docs/troubleshooting.md", "btlab: sweep.yaml:5:21: error at matrix.heuristic[1]")
     (tmp_path / "sweep.yaml").write_text(
         "name: sweep\nproblem: knights_tour\nfixed: {board: [8, 8]}\nmatrix:\n"
         "  heuristic: [none, warnsdorf]\n")
@@ -771,15 +889,7 @@ def test_readme_error_message(tmp_path, capsys):
     assert normalise(err) == normalise(b.text), err
 
 
-def test_readme_layout():
-    b = block("README.md", "experiments/   the searches")
-    for line in b.text.splitlines():
-        m = re.match(r"^\s*([a-z_]+/)", line)
-        if m:
-            assert (ROOT / m.group(1)).is_dir() or (ROOT / "experiments" / m.group(1)).is_dir()
-
-
-QUEENS = ("README.md", ".venv/bin/btlab run configs/queens_algorithms.yaml")
+QUEENS = ("docs/queens.md", ".venv/bin/btlab run configs/queens_algorithms.yaml")
 
 
 def test_queens_algorithms_fast(tmp_path):
@@ -892,6 +1002,26 @@ def test_analysis_slow(full_runs):
              and (c := classify(b)) is not None and c[1][0] == OUTPUT
              and "test_analysis_slow" in c[1][2]]
     assert compare_outputs(ANALYSIS_PY, outs, "test_analysis_slow") == len(shown)
+    for img in DRAWN_FROM_COUNTERS:
+        assert same_image(full_runs / "docs" / "img" / img, ROOT / "docs" / "img" / img), (
+            f"docs/img/{img} is not what docs/analysis.md's block draws from the main job: "
+            "run the block on a full run of configs/warnsdorff_64_starts.yaml and commit the "
+            "image it saves")
+
+
+#: Figures of docs/analysis.md drawn from counters only (placements, backtracks), which any
+#: full run of the main job reproduces; the others plot timings.
+DRAWN_FROM_COUNTERS = ("survival-main.png", "warnsdorff-reduction.png")
+
+
+def same_image(drawn: Path, committed: Path) -> bool:
+    """The two PNG files show the same picture: equal size, pixels equal but for anti-aliasing
+    (a mean difference under 0.1 %)."""
+    import matplotlib.image as mpimg
+    import numpy as np
+
+    a, b = mpimg.imread(drawn), mpimg.imread(committed)
+    return a.shape == b.shape and float(np.abs(a - b).mean()) < 1e-3
 
 
 def test_analysis_baseline(tmp_path):

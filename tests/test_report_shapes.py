@@ -452,9 +452,9 @@ def test_a_whole_sweep_is_counted_without_expanding_its_config(tmp_path, monkeyp
                                                                edited_folder):
     """A folder holding exactly one config's trials needs no expansion (a million-trial sweep
     takes about a minute to expand); an edited folder is expanded, with the same answer."""
+    from btlab.analysis import counted_rows
     from btlab.analysis.counted_rows import current_trial_ids, select_rows
     from btlab.store.folder import load_rows
-    from btlab.sweep import expand as sweep
 
     out = run_shape(tmp_path, monkeypatch, SHAPES[1][1], None)   # 25 node_limit trials
     df = load_rows(out)
@@ -464,7 +464,7 @@ def test_a_whole_sweep_is_counted_without_expanding_its_config(tmp_path, monkeyp
     def refuse(config):
         raise AssertionError("expanded")
 
-    monkeypatch.setattr(sweep, "iter_trials", refuse)
+    monkeypatch.setattr(counted_rows, "iter_trials", refuse)
     chosen = select_rows(out, df)
     assert len(chosen.rows) == 25 and chosen.older == 0 and chosen.notes == []
     with pytest.raises(AssertionError, match="expanded"):   # two configs: expanded

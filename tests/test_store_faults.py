@@ -30,8 +30,8 @@ import pytest
 from helpers.cli import run_main, write
 
 from btlab.config.model import load_config
+from btlab.store import location as store_location
 from btlab.store import lock as store_lock
-from btlab.store import read as store_read
 from btlab.store.folder import ResultStore, part_files, work_dir
 from btlab.sweep.expand import expand
 
@@ -334,14 +334,14 @@ def mock_store(monkeypatch):
     """``mock://`` URIs open one shared in-memory pyarrow filesystem (an object store
     without file locks), and the lease settles at once."""
     fs = pafs._MockFileSystem()
-    real = store_read.remote_fs
+    real = store_location.remote_fs
 
     def remote_fs(uri: str):
         if uri.startswith("mock://"):
             return fs, uri[len("mock://"):]
         return real(uri)
 
-    monkeypatch.setattr(store_read, "remote_fs", remote_fs)
+    monkeypatch.setattr(store_location, "remote_fs", remote_fs)
     monkeypatch.setattr(store_lock, "SETTLE_SECONDS", 0.0)
     return fs
 

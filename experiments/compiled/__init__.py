@@ -21,6 +21,14 @@ cache-load) time is never part of a search's time: the solvers warm the
 kernels up before starting their clock and report the time it took in
 ``extra["compile_ns"]`` (nonzero only on the first call of a kind in a
 process).
+
+Modules:
+
+- ``_cache``: where numba keeps the compiled kernels between processes, keyed on their sources.
+- ``_driver``: what the kernels share: their return codes and the loop that drives them.
+- ``estimate_kernel``: Knuth's probes of :mod:`btlab.experiments.estimate`, in numba.
+- ``knights/``: the knight's-tour loops, one per board size class and candidate order.
+- ``queens_kernel``: N-Queens by row-by-row backtracking on bit masks, in numba.
 """
 
 from __future__ import annotations

@@ -41,6 +41,7 @@ import hashlib
 import os
 import re
 import tempfile
+import tomllib
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -70,8 +71,6 @@ def btlab_version() -> str:
     next to the code, else the installed distribution's, else ``unknown``)."""
     pyproject = _TOP_DIR.parent / "pyproject.toml"
     if pyproject.is_file():
-        import tomllib
-
         try:
             project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
         except (OSError, tomllib.TOMLDecodeError):
@@ -205,7 +204,7 @@ def configure() -> Path:
         index and ``*.nbc`` code) below it, in a sub-folder named after the
         source folder.
     """
-    import numba
+    import numba  # heavy: numba takes a second to import
 
     # numba's config module sets its attributes at run time: typed Any for mypy.
     numba_config: Any = numba.config

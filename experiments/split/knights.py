@@ -156,6 +156,7 @@ class KnightsSplitter(Splitter):
             # Imported here so that importing btlab.experiments.split.subtrees does not load
             # numba; whole, even if the task is cancelled meanwhile (btlab.experiments.loading).
             with interrupts_held():
+                # heavy: numba loads on import
                 from btlab.experiments.compiled import knights_subtree_compiled
 
             return knights_subtree_compiled(

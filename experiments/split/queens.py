@@ -118,6 +118,7 @@ class QueensSplitter(Splitter):
             # Imported here so that importing btlab.experiments.split.subtrees does not load
             # numba; whole, even if the task is cancelled meanwhile (btlab.experiments.loading).
             with interrupts_held():
+                # heavy: numba loads on import
                 from btlab.experiments.compiled import queens_subtree_compiled
 
             return queens_subtree_compiled(p["n"], path, p["mode"], p["unique"], max_nodes,

@@ -31,6 +31,18 @@ the column roles, repeat folding, row selection and value formatting in
 share of trials solved (:func:`solved_share`) in :mod:`btlab.analysis.rates`; their
 public names are re-exported here, so
 ``analysis.compare(...)`` and ``analysis.aggregate_repeats(...)`` keep working.
+
+Modules:
+
+- ``columns``: the rows as a DataFrame: column roles, repeat folding, row selection, value
+  formats.
+- ``config_order``: the order of a sweep's trials as its config expands them, for every table.
+- ``counted_rows``: which rows of a results folder the tables count (show, report, compare).
+- ``folder_diff``: two results folders compared trial by trial (``btlab compare``).
+- ``kaplan_meier``: survival analysis of search cost: Kaplan-Meier curves, quantiles, log-rank.
+- ``pairing``: a metric between two selections, trial by trial (:func:`compare`).
+- ``rates``: the share of trials that found a solution within their budget.
+- ``search_keys``: what pairs two trials: the parameters of the search, the best row per search.
 """
 
 from __future__ import annotations
@@ -65,7 +77,7 @@ from btlab.errors import ResultsError
 from btlab.problems import censoring
 from btlab.problems.censoring import CENSORED, STATUSES, bound_flags, status_order
 from btlab.store.folder import config_of, is_uri, load_rows, part_files
-from btlab.store.read import locate
+from btlab.store.location import locate
 
 # Public names: this module's, and re-exported those of btlab.analysis.columns,
 # btlab.analysis.pairing

@@ -22,7 +22,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from btlab.problems import PROBLEMS, get_problem, plugins
+from btlab.problems import plugins
+from btlab.problems.registry import PROBLEMS, get_problem
 
 #: Counters of the metrics contract (``docs/metrics.md``; identical across repeats of a trial).
 COUNTERS = ("nodes", "backtracks", "dead_ends", "checks", "solutions", "max_depth")

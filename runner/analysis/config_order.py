@@ -23,12 +23,16 @@ they were read.
 from __future__ import annotations
 
 import functools
+import json
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from btlab.config.model import SweepConfig, parse_config
 from btlab.errors import ConfigError
+from btlab.store.read import newest_meta
+from btlab.sweep.expand import count_trials, iter_trials
 
 #: Configs of more trials than this are not expanded to order rows (expanding takes
 #: about 1 s per 7,000 trials on a busy 2-core machine): their rows stay in the order
@@ -40,9 +44,6 @@ EXPAND_LIMIT = 50_000
 def _positions_of(stored: str, where: str) -> dict[str, int] | None:
     """trial id -> its position in the sweep order of the stored config JSON, or None
     when the config cannot be expanded here or is larger than :data:`EXPAND_LIMIT`."""
-    from btlab.config.model import parse_config
-    from btlab.sweep.expand import count_trials, iter_trials
-
     try:
         config = parse_config(stored, where)
         if count_trials(config, limit=EXPAND_LIMIT + 1) > EXPAND_LIMIT:
@@ -56,14 +57,8 @@ def config_positions(config: Any) -> dict[str, int] | None:
     """trial id -> position in the sweep order of ``config`` (a
     :class:`~btlab.config.model.SweepConfig`, or a folder / URI whose newest part's stored
     config is used); None when it cannot be expanded (see the module docstring)."""
-    from btlab.config.model import SweepConfig
-
     if isinstance(config, SweepConfig):
-        import json
-
         return _positions_of(json.dumps(config.expanded()), config.source)
-    from btlab.store.read import newest_meta
-
     stored = newest_meta(config).get("btlab.config")
     if not stored:
         return None

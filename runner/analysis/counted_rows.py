@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from btlab.config.model import parse_config
 from btlab.errors import ConfigError
 from btlab.store.read import newest_meta, part_metas
+from btlab.sweep.expand import count_trials, iter_trials
 
 
 @dataclass
@@ -57,9 +59,6 @@ def current_trial_ids(folder: str | Path, df: pd.DataFrame | None = None) -> set
     rows as the config has trials) returns the ids of ``df`` without expanding
     the config: a sweep of a million trials takes about a minute to expand.
     """
-    from btlab.config.model import parse_config
-    from btlab.sweep.expand import count_trials, iter_trials
-
     stored = newest_meta(folder).get("btlab.config")
     if not stored:
         return "no config in the part files' metadata"

@@ -29,7 +29,7 @@ IGNORED = frozenset({"run_id", "wall_ns", "cpu_ns", "btlab_version", "git_commit
 
 
 @dataclass
-class Comparison:
+class FolderDiff:
     """The outcome of :func:`compare_folders`.
 
     Attributes:
@@ -63,7 +63,7 @@ def _canon(value):
     return value
 
 
-def compare_frames(a: pd.DataFrame, b: pd.DataFrame) -> Comparison:
+def compare_frames(a: pd.DataFrame, b: pd.DataFrame) -> FolderDiff:
     """Compare two results DataFrames on their deterministic columns, joined on ``trial_id``."""
     ids_a, ids_b = set(a["trial_id"]), set(b["trial_id"])
     columns = [c for c in a.columns if c in b.columns and c not in IGNORED and c != "trial_id"]
@@ -77,17 +77,17 @@ def compare_frames(a: pd.DataFrame, b: pd.DataFrame) -> Comparison:
         for tid, x, y in zip(merged["trial_id"], left, right):
             if x != y:
                 diffs.append({"trial_id": tid, "column": col, "a": x, "b": y})
-    return Comparison(only_a=sorted(ids_a - ids_b), only_b=sorted(ids_b - ids_a),
+    return FolderDiff(only_a=sorted(ids_a - ids_b), only_b=sorted(ids_b - ids_a),
                       differences=pd.DataFrame(diffs, columns=["trial_id", "column", "a", "b"]),
                       compared=len(merged), columns=columns)
 
 
-def compare_folders(a: str | Path, b: str | Path, all_rows: bool = False) -> Comparison:
+def compare_folders(a: str | Path, b: str | Path, all_rows: bool = False) -> FolderDiff:
     """Load two results folders and compare them (see :func:`compare_frames`).
 
     Each side counts the trials of the config last run into it, as ``btlab
     show`` does (:func:`btlab.analysis.counted_rows.select_rows`); ``all_rows`` counts every
-    row. What a side left out is in :attr:`Comparison.notes`.
+    row. What a side left out is in :attr:`FolderDiff.notes`.
 
     Raises:
         btlab.errors.ResultsError: a folder holds no results.
@@ -99,7 +99,7 @@ def compare_folders(a: str | Path, b: str | Path, all_rows: bool = False) -> Com
     return out
 
 
-def describe(cmp: Comparison, a: str, b: str, limit: int = 20) -> str:
+def describe(cmp: FolderDiff, a: str, b: str, limit: int = 20) -> str:
     """A human-readable report of a comparison."""
     lines = [f"compared {cmp.compared:,} trials present in both {a} and {b} on "
              f"{len(cmp.columns)} deterministic columns ({', '.join(cmp.columns)})"]

@@ -153,7 +153,8 @@ def _groups(rows: pd.DataFrame, by: Sequence[str]) -> list[tuple[tuple[Any, ...]
 
 
 def _fit(group: pd.DataFrame, metric: str, alpha: float) -> KaplanMeierFitter:
-    from lifelines import KaplanMeierFitter  # 1.4 s to import: only when a curve is made
+    # heavy: lifelines takes 1.4 s to import: only when a curve is made
+    from lifelines import KaplanMeierFitter
 
     kmf = KaplanMeierFitter(alpha=alpha)
     kmf.fit(group[metric].astype("float64").to_numpy(),
@@ -308,7 +309,7 @@ def logrank(df: pd.DataFrame, a: Mapping[str, Any], b: Mapping[str, Any],
                          f"{len(side_a)} censored, b {dict(b)}: {len(side_b)} censored): "
                          "the test has no event to compare\n  fix: compare groups where "
                          "some trial finished, or rerun with a larger budget")
-    from lifelines.statistics import logrank_test
+    from lifelines.statistics import logrank_test  # heavy: lifelines takes 1.4 s to import
 
     res = logrank_test(side_a[metric].astype("float64"), side_b[metric].astype("float64"),
                        event_observed_A=side_a[_EVENT].astype(bool),

@@ -26,8 +26,10 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from btlab.problems import get_problem, plugins
+from btlab.analysis.columns import aggregate_repeats, parameter_columns
+from btlab.problems import plugins
 from btlab.problems.censoring import is_censored
+from btlab.problems.registry import get_problem
 from btlab.problems.spec import ProblemSpec
 
 __all__ = ["SEARCH_KEYS", "SEED", "TREE", "WALK", "most_informative", "one_per_search",
@@ -74,8 +76,6 @@ def search_columns(df: pd.DataFrame, exclude: Sequence[str] = ()) -> list[str]:
         with :func:`with_keys`). A problem without ``pair_on``, or one whose spec
         does not load: every parameter column but ``strategy`` and ``engine``.
     """
-    from btlab.analysis.columns import parameter_columns  # frames imports the problem registry too
-
     names: list[str] = ["problem"] if "problem" in df.columns else []
     specs = _specs(df) or [None]
     for spec in specs:
@@ -177,7 +177,5 @@ def one_per_search(df: pd.DataFrame, metric: str = "nodes") -> pd.DataFrame:
     from another folder are one trial, the 10^9 one). Adds :data:`TREE` when
     ``df`` has ``strategy``, :data:`SEED` when it has ``seed`` (:func:`with_keys`).
     """
-    from btlab.analysis.columns import aggregate_repeats  # frames imports the problem registry too
-
     rows = with_keys(aggregate_repeats(df))
     return most_informative(rows, search_columns(rows), metric)

@@ -31,6 +31,7 @@ from btlab.problems import plugins
 
 
 def cmd_run(args, console: Console) -> int:
+    # CLI start-up: `btlab --help` imports no pandas, pyarrow or pydantic
     from btlab.analysis.config_order import in_config_order
     from btlab.config.model import load_config
     from btlab.execution.execute import ESTIMATE_COLUMNS, METRIC_COLUMNS, pause_at
@@ -193,6 +194,7 @@ def _run_trials(args, console: Console, store, todo, total: int, checkpoints=Non
     Returns:
         (trials with status error, interrupted?, the backend, seconds spent running)
     """
+    # CLI start-up: `btlab --help` imports no numpy or searches
     from btlab.execution.backends import make_backend
     from btlab.execution.execute import pause_at
 
@@ -218,7 +220,7 @@ def _run_trials(args, console: Console, store, todo, total: int, checkpoints=Non
                         console=console, disable=args.quiet or log_every is not None)
     log = None
     if log_every is not None:
-        from btlab.views.progress import LogProgress
+        from btlab.views.progress import LogProgress  # CLI start-up: as above
 
         def write(line: str) -> None:
             console.print(line, markup=False, highlight=False, soft_wrap=True)

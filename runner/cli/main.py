@@ -20,8 +20,10 @@ finished are on disk; run again to resume).
 from __future__ import annotations
 
 import argparse
+import errno
 import itertools
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -30,7 +32,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from btlab.api.run import cmd_run
-from btlab.errors import BtlabError
+from btlab.errors import BtlabError, WriteError
 from btlab.execution.interrupts import catching_signals, settle
 
 
@@ -67,7 +69,7 @@ class _VersionAction(argparse.Action):
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from btlab.store.provenance import version_line
+        from btlab.store.provenance import version_line  # CLI start-up: only when asked
 
         print(version_line(), flush=True)
         parser.exit(0)
@@ -199,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main_run(args, console: Console) -> int:
     """``btlab run`` within :func:`main`'s signal handlers: its exit status, whenever a
     signal comes."""
-    from btlab.execution.execute import pause_at
+    from btlab.execution.execute import pause_at  # CLI start-up: it imports numpy and the searches
 
     try:
         status = cmd_run(args, console)
@@ -227,6 +229,7 @@ def _interrupted() -> None:
 
 
 def cmd_validate(args, console: Console) -> int:
+    # CLI start-up: `btlab --help` imports no pandas or pydantic
     from btlab.config.model import DEFAULT_TRIAL_CAP, load_config
     from btlab.sweep.expand import EXACT_COUNT_BLOCKS, check_blocks, iter_trials, plan_size
 
@@ -263,6 +266,7 @@ def cmd_validate(args, console: Console) -> int:
 
 
 def cmd_show(args, console: Console) -> int:
+    # CLI start-up: `btlab --help` imports no pandas or pyarrow
     from btlab.analysis.config_order import in_config_order
     from btlab.analysis.counted_rows import select_rows
     from btlab.store.folder import load_rows, newest_meta, part_files
@@ -271,7 +275,7 @@ def cmd_show(args, console: Console) -> int:
     folder = args.results if "://" in args.results else Path(args.results)
     partial = []
     if isinstance(folder, Path):
-        from btlab.execution.split_run import Checkpoints
+        from btlab.execution.split_run import Checkpoints  # CLI start-up: as above
 
         partial = Checkpoints(folder).partial()
     for trial_id, saved, total in partial:
@@ -295,7 +299,7 @@ def cmd_show(args, console: Console) -> int:
     if overrides:
         console.print("overrides of the config last run: " + " ".join(overrides), markup=False)
     if args.by == "node":
-        from btlab.views.headline import print_by_node
+        from btlab.views.headline import print_by_node  # CLI start-up: as above
         print_by_node(df, console)
         return 0
     for note in notes:
@@ -305,6 +309,7 @@ def cmd_show(args, console: Console) -> int:
 
 
 def cmd_compare(args, console: Console) -> int:
+    # CLI start-up: `btlab --help` imports no pandas
     from btlab.analysis.folder_diff import compare_folders, describe
 
     result = compare_folders(args.results_a, args.results_b, all_rows=args.all)
@@ -313,6 +318,7 @@ def cmd_compare(args, console: Console) -> int:
 
 
 def cmd_report(args, console: Console) -> int:
+    # CLI start-up: `btlab --help` imports no pandas or matplotlib
     from btlab.views.report.page import render_report, write_report
 
     if args.output == "-":
@@ -329,11 +335,6 @@ def _print_report(text: str) -> int:
     Raises:
         WriteError: standard output is a full disk or failed (exit 3).
     """
-    import errno
-    import os
-
-    from btlab.errors import WriteError
-
     try:
         sys.stdout.write(text)
         sys.stdout.flush()

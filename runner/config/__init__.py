@@ -11,6 +11,8 @@ Modules:
   policy.
 - ``seeds``: The seed as a sweep key: ``seed`` in ``matrix``, ``fixed``, ``include`` and
   ``exclude``.
+- ``sweep_config``: What a validated config is: :class:`SweepModel` (keys, bounds, budget) and
+  :class:`SweepConfig` (the model, its problem, key positions, errors at a key).
 - ``trial_keys``: Trial keys: ``budget``, ``restarts`` and ``probes`` where parameters are
   written.
 - ``yaml_positions``: Config text -> data with the position of every key and value.

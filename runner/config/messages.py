@@ -160,16 +160,16 @@ def param_error(cfg_error, errors: list[dict], value: Any, path: KeyPath, names:
         close = did_you_mean(value, [c.strip().strip("'") for c in listed])
         return cfg_error(path, shape, describe(value),
                          close or (f"write e.g. {key}: {example}" if example
-                                   else "see the README's Config format"))
+                                   else "see docs/config.md"))
     if rank(best) == 0 or not (union or shape):
         return from_pydantic(cfg_error, inner(best), path, names)
     found = describe(value)
     if isinstance(value, list):
         found = ("an empty list" if not value else
                  f"{found} (a list of {len(value)} item{'s' if len(value) != 1 else ''})")
-    return cfg_error(path, shape or "a value of the type listed in the README", found,
+    return cfg_error(path, shape or "a value of the type listed in docs/config.md", found,
                      f"write e.g. {key}: {example}" if example
-                     else "see the README's Config format")
+                     else "see docs/config.md")
 
 
 def _number(x: Any) -> str:

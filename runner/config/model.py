@@ -30,34 +30,29 @@ import errno
 import json
 import os
 import stat
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any, Mapping, Optional
+from typing import Annotated, Any
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictInt,
-    TypeAdapter,
-    ValidationError,
-)
+from pydantic import TypeAdapter, ValidationError
 
 from btlab.config.messages import describe, did_you_mean, from_pydantic, param_error
 from btlab.config.overrides import apply_overrides
 from btlab.config.restarts import RestartsModel
-from btlab.config.seeds import INT64_MAX, INT64_MIN, check_seeds, seed_hint
-from btlab.config.trial_keys import (
+from btlab.config.seeds import check_seeds, seed_hint
+from btlab.config.sweep_config import (
     MAX_BUDGET_NODES,
     MAX_BUDGET_SECONDS,
-    MAX_PROBES,
-    TRIAL_KEYS,
     BudgetModel,
-    check_trial_keys,
+    SweepConfig,
+    SweepModel,
+    located_error,
 )
-from btlab.config.yaml_positions import MAX_CONFIG_BYTES, KeyPath, Position, parse_yaml
+from btlab.config.trial_keys import TRIAL_KEYS, check_trial_keys
+from btlab.config.yaml_positions import MAX_CONFIG_BYTES, KeyPath, parse_yaml
 from btlab.errors import ConfigError
-from btlab.problems import PROBLEMS, get_problem, plugins
+from btlab.problems import plugins
+from btlab.problems.registry import PROBLEMS, get_problem
 from btlab.problems.spec import ProblemSpec
 
 __all__ = ["DEFAULT_TRIAL_CAP", "MAX_BUDGET_NODES", "MAX_BUDGET_SECONDS", "BudgetModel",
@@ -66,86 +61,6 @@ __all__ = ["DEFAULT_TRIAL_CAP", "MAX_BUDGET_NODES", "MAX_BUDGET_SECONDS", "Budge
 
 #: A sweep larger than this needs ``--yes``.
 DEFAULT_TRIAL_CAP = 1_000_000
-
-
-#: Bounds of the numbers a config holds, from what each becomes: ``seed`` is an
-#: int64 column; ``repeat`` an int32 column; the budget's bounds are
-#: :mod:`btlab.config.trial_keys`'.
-INT32_MAX = (1 << 31) - 1
-
-#: A whole number: YAML integers only (not true/false, not 3.0, not "3").
-Int64 = Annotated[StrictInt, Field(ge=INT64_MIN, le=INT64_MAX)]
-
-
-class SweepModel(BaseModel):
-    """The top level of a config file."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)]
-    problem: str
-    description: str = ""
-    fixed: dict[str, Any] = {}
-    matrix: dict[str, Any] = {}
-    exclude: list[dict[str, Any]] = []
-    include: list[dict[str, Any]] = []
-    budget: BudgetModel = BudgetModel()
-    #: restart policy of every trial (:mod:`btlab.config.restarts`), or none.
-    restarts: Optional[RestartsModel] = None
-    #: random probes of every ``mode: estimate`` trial, or none.
-    probes: Optional[Annotated[StrictInt, Field(ge=1, le=MAX_PROBES)]] = None
-    repeats: Annotated[StrictInt, Field(ge=1, le=INT32_MAX)] = 1
-    seed: Int64 = 0
-    #: ``{depth: D}`` or ``auto``: split every trial into ordered subtree tasks
-    #: (:mod:`btlab.experiments.split.subtrees`); the counters are those of the unsplit search.
-    split: Any = None
-
-
-@dataclass(frozen=True)
-class SweepConfig:
-    """A validated config.
-
-    Attributes:
-        model: the validated top-level values.
-        problem: the problem spec.
-        source: the file it came from (for messages).
-        positions: key path -> (line, column), 1-based, of every key and value; a
-            string for keys a command-line override set (the override, e.g.
-            ``override 1 (seed=7)``).
-        text: the YAML text as read (before any override).
-        overrides: the command-line overrides applied, as typed
-            (:mod:`btlab.config.overrides`); stored in every part's metadata.
-    """
-
-    model: SweepModel
-    problem: ProblemSpec
-    source: str
-    positions: Mapping[KeyPath, Position | str]
-    text: str
-    overrides: tuple[str, ...] = ()
-
-    @property
-    def name(self) -> str:
-        return self.model.name
-
-    def error(self, path: KeyPath, expected: str, found: str, fix: str = "") -> ConfigError:
-        """A :class:`ConfigError` at ``path`` (or the nearest enclosing key that has a position)."""
-        probe = tuple(path)
-        while probe and probe not in self.positions:
-            probe = probe[:-1]
-        return _located(self.source, self.positions, probe, path, expected, found, fix)
-
-    def expanded(self) -> dict[str, Any]:
-        """The config as plain data (what goes into the Parquet metadata)."""
-        return self.model.model_dump(mode="json")
-
-
-def _located(source: str, positions: Mapping[KeyPath, Position | str], probe: KeyPath,
-             path: KeyPath, expected: str, found: str, fix: str) -> ConfigError:
-    """A ConfigError at ``path``, located where ``probe`` is (a line, or an override)."""
-    pos = positions.get(probe, (None, None))
-    if isinstance(pos, str):
-        return ConfigError(source, None, None, tuple(path), expected, found, fix, where=pos)
-    return ConfigError(source, pos[0], pos[1], tuple(path), expected, found, fix)
 
 
 def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> SweepConfig:
@@ -211,7 +126,7 @@ def parse_config(text: str, source: str = "<string>",
         probe = tuple(path)
         while probe and probe not in positions:
             probe = probe[:-1]
-        return _located(source, positions, probe, path, expected, found, fix)
+        return located_error(source, positions, probe, path, expected, found, fix)
 
     if not isinstance(data, dict):
         raise err((), "a mapping with name, problem, fixed, matrix, ...", describe(data),

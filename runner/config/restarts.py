@@ -41,6 +41,7 @@ from typing import Annotated, Any, Callable, Literal, Mapping, Optional, Union
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, model_validator
 from pydantic_core import PydanticCustomError
 
+from btlab.config.messages import describe
 from btlab.experiments.core import SearchResult, Status
 
 __all__ = ["MAX_CUTOFF", "RESTART_LIMIT", "Restarts", "RestartsModel", "RestartRun",
@@ -71,7 +72,6 @@ def _factor(value: Any) -> Any:
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
     if number and math.isfinite(value) and 1 < value <= MAX_FACTOR:
         return int(value) if isinstance(value, float) and value.is_integer() else value
-    from btlab.config.messages import describe
     raise PydanticCustomError("bad_value", "{expected}", {
         "expected": f"a number greater than 1 and at most {MAX_FACTOR:,} (each cut-off is "
                     "factor times the one before; a whole number or a decimal)",

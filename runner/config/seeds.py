@@ -14,21 +14,17 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from btlab.config.messages import describe
-
-if TYPE_CHECKING:
-    from btlab.config.model import SweepConfig
-    from btlab.errors import ConfigError
+from btlab.config.sweep_config import INT64_MAX, INT64_MIN, SweepConfig
+from btlab.errors import ConfigError
 
 __all__ = ["SEED", "check_seeds", "seed_count", "seed_values", "seed_hint", "seedless",
            "swept_seeds"]
 
 #: The key that names the seed where parameters are written.
 SEED = "seed"
-
-INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 _RANGE = re.compile(r"^\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*$")
 

@@ -25,19 +25,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from btlab.config.messages import describe, from_pydantic
 from btlab.config.restarts import Restarts, RestartsModel
 from btlab.config.seeds import SEED
+from btlab.config.sweep_config import MAX_PROBES, BudgetModel, SweepConfig
 
-if TYPE_CHECKING:
-    from btlab.config.model import SweepConfig
-
-__all__ = ["BUDGET", "MAX_BUDGET_NODES", "MAX_BUDGET_SECONDS", "MAX_PROBES", "NEW_KEYS",
-           "PROBES", "RESTARTS", "TRIAL_KEYS", "BudgetModel", "check_trial_keys",
+__all__ = ["BUDGET", "NEW_KEYS", "PROBES", "RESTARTS", "TRIAL_KEYS", "check_trial_keys",
            "resolve", "restarts_of", "values_equal"]
 
 BUDGET, RESTARTS, PROBES = "budget", "restarts", "probes"
@@ -45,29 +42,6 @@ BUDGET, RESTARTS, PROBES = "budget", "restarts", "probes"
 NEW_KEYS = (BUDGET, RESTARTS, PROBES)
 #: Every key that may be written where parameters are without being a parameter.
 TRIAL_KEYS = (SEED, *NEW_KEYS)
-
-#: ``budget.nodes`` is an int64 column and the solvers' node cap (2^62 stands for "no
-#: limit" in their loops); ``budget.seconds`` a float64 column and the timers of every
-#: backend (the Ray backend cancels a task after budget x 1.1 + 5 s, and the smallest
-#: ``threading.TIMEOUT_MAX`` of the supported platforms is 4,294,967 s).
-MAX_BUDGET_NODES = 1 << 62
-MAX_BUDGET_SECONDS = 1_000_000.0
-#: The most probes of one ``mode: estimate`` trial.
-MAX_PROBES = 1 << 40
-
-
-class BudgetModel(BaseModel):
-    """``budget``: ``nodes`` (placements, 1..2^62), ``backtracks`` (0..2^62; 0 is greedy:
-    the first dead end stops it; :mod:`btlab.config.budgets`) and ``seconds`` (wall time, > 0
-    and at most :data:`MAX_BUDGET_SECONDS`, finite), each optional. Booleans and strings are
-    refused (``seconds: true`` is not a 1-second budget); ``seconds: 60`` is 60.0."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    nodes: Optional[Annotated[StrictInt, Field(gt=0, le=MAX_BUDGET_NODES)]] = None
-    backtracks: Optional[Annotated[StrictInt, Field(ge=0, le=MAX_BUDGET_NODES)]] = None
-    seconds: Optional[Annotated[StrictFloat, Field(gt=0, le=MAX_BUDGET_SECONDS,
-                                                   allow_inf_nan=False)]] = None
-
 
 class _Probes(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -186,7 +186,7 @@ def _check_key(key_node: yaml.Node, path: KeyPath, source: str) -> None:
                 "null": "null", "timestamp": "a date"}.get(key_node.tag.rsplit(":", 1)[-1],
                                                            f"a {key_node.tag} value")
         found = f"the key {key_node.value!r}, which YAML reads as {kind}"
-        fix = ("use a key named in the README's Config format; quote it if it must "
+        fix = ("use a key named in docs/config.md; quote it if it must "
                "be text")
     else:
         found = ("a list used as a key" if isinstance(key_node, yaml.SequenceNode)
@@ -275,7 +275,7 @@ def parse_yaml(text: str, source: str) -> tuple[Any, dict]:
                           "strings, numbers, booleans",
                           "an integer too long to read (more than 4,300 digits)"
                           if "digits" in str(exc) else f"a value that cannot be read: {exc}",
-                          "write a number that fits the key (see the README's Config format)"
+                          "write a number that fits the key (see docs/config.md)"
                           ) from None
     except yaml.reader.ReaderError as exc:  # a control character (NUL, ...) in the text
         at = max(0, min(exc.position, len(text)))

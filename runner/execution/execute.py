@@ -33,7 +33,8 @@ from typing import Any, Iterable, Iterator, Mapping
 from btlab.config.restarts import run_restarts
 from btlab.execution.interrupts import counting_signals, is_interrupt, reinstall, signals_seen
 from btlab.experiments.core import Status
-from btlab.problems import get_problem
+from btlab.experiments.loading import interrupt_pending
+from btlab.problems.registry import get_problem
 from btlab.sweep.trial import Trial
 
 #: Metric columns every row carries (the metrics contract, ``docs/metrics.md``), in order.
@@ -135,8 +136,6 @@ class _BlockedImport(importlib.abc.MetaPathFinder):
         if name != self.module:
             return None
         sys.meta_path.remove(self)
-        from btlab.experiments.loading import interrupt_pending
-
         pid = os.getpid()
         folder = Path(os.environ.get(TEST_FAULT_DIR_ENV) or ".")
         _announce(f"importing-{pid}", wait=False)

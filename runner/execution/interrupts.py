@@ -34,7 +34,9 @@ driver reruns the trials of a worker whose task ended that way.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import signal
+import sys
 import threading
 from typing import Any, Iterator
 
@@ -119,9 +121,6 @@ def guarding_handlers() -> Iterator[None]:
     handlers are installed again. Linux only (elsewhere, and outside a
     :func:`catching_signals` block, it does nothing but the reinstall).
     """
-    import ctypes
-    import sys
-
     if not _installed or threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -118,7 +118,7 @@ def check_cluster_auth(address: str) -> Undo | None:
 
 def is_auth_error(exc: BaseException) -> bool:
     """Whether ``exc`` (from ``ray.init``) is Ray refusing or lacking an authentication token."""
-    import ray.exceptions
+    import ray.exceptions  # heavy: ray takes seconds to import
 
     cls = getattr(ray.exceptions, "AuthenticationError", None)
     return (cls is not None and isinstance(exc, cls)) or "InvalidAuthToken" in str(exc)

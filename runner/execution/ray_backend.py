@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import functools
 import importlib.util
+import inspect
 import itertools
 import logging
 import os
@@ -35,7 +36,8 @@ from btlab.execution.batching import (
     batch_size_for,
     hang_limit,
 )
-from btlab.execution.execute import METRIC_COLUMNS, run_trial
+from btlab.execution.execute import METRIC_COLUMNS, pause_at, run_trial
+from btlab.execution.interrupts import guarding_handlers
 from btlab.execution.ray_auth import (
     AUTH_TOKEN,
     auth_message,
@@ -138,7 +140,7 @@ class RayBackend:
     def __init__(self, address: str | None = None, workers: int | None = None,
                  batch_size: int | None = None, max_retries: int = 3, dashboard: bool = False,
                  py_modules: Sequence[str] = ()):
-        import ray
+        import ray  # heavy: ray takes seconds to import
 
         self._ray = ray
         self._owns_ray = False
@@ -335,9 +337,6 @@ class RayBackend:
 
     def close(self) -> None:
         if self._owns_ray:
-            from btlab.execution.execute import pause_at
-            from btlab.execution.interrupts import guarding_handlers
-
             with guarding_handlers():  # ray.shutdown resets them to SIG_DFL at its start
                 self._ray.shutdown()
                 pause_at("ray_shutdown")
@@ -357,7 +356,7 @@ def _ray_batch(trials: Sequence[Trial], report_every: float) -> Iterator[Any]:
     rows finished so far, before starting a trial once ``report_every`` seconds
     have passed since the last report (0: before every trial), and at the end.
     """
-    import ray
+    import ray  # heavy: ray takes seconds to import
 
     node_id = ray.get_runtime_context().get_node_id()
     yield ("started", os.getpid(), node_id, socket.gethostname())
@@ -471,9 +470,8 @@ def _task_runtime_env(ray: Any, py_modules: Sequence[str]) -> dict[str, Any] | N
     """
     if not py_modules:
         return None
-    import inspect
-    import tempfile
 
+    # heavy: ray takes seconds to import
     from ray._private.runtime_env.py_modules import upload_py_modules_if_needed
 
     job = dict(ray.get_runtime_context().runtime_env or {})

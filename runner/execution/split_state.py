@@ -23,7 +23,7 @@ from btlab.experiments.split.subtrees import (
     plan_split,
     run_subtree,
 )
-from btlab.problems import get_problem
+from btlab.problems.registry import get_problem
 from btlab.problems.spec import SplitSupport
 from btlab.store.checkpoints import Checkpoints
 from btlab.sweep.trial import Trial

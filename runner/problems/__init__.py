@@ -1,46 +1,39 @@
-"""The problem registry: built-in specs by name, and user problems named ``"module:ATTR"``.
+"""Problems as the runner sees them: the spec, the registry, plug-ins, one package per problem.
 
 Each problem is one package here owning everything about it
 (:class:`btlab.problems.spec.ProblemSpec`): :mod:`btlab.problems.knights_tour`,
 :mod:`btlab.problems.n_queens`. A new built-in problem is one package plus
-one line in :data:`PROBLEMS`; a user's problem needs no line at all: a config
-names it as ``problem: "my_pkg.module:PROBLEM"`` (``docs/extending.md``).
+one line in :data:`btlab.problems.registry.PROBLEMS`; a user's problem needs no line at
+all: a config names it as ``problem: "my_pkg.module:PROBLEM"`` (``docs/extending.md``).
+
+The registry's names (``PROBLEMS``, ``get_problem``, ``KNIGHTS_TOUR``, ``N_QUEENS``) are
+also importable from here, loaded on first use (PEP 562): importing one module of this room
+(:mod:`btlab.problems.plugins`, as ``btlab --help`` does) loads no problem, and so none of
+pydantic, pandas and pyarrow.
+
+Modules:
+
+- ``censoring``: censored trials in one place: which statuses are censored, which statistics
+  they bound.
+- ``knights_tour/``: the knight's tour: parameters, columns, solve, checks, split; its views.
+- ``n_queens/``: N-Queens: parameters, columns, solve, checks, split; its views.
+- ``plugins``: user plug-ins named in a config as ``"module:attribute"``: import, hash, ship.
+- ``registry``: the built-in problems by name, and :func:`get_problem` for plug-ins too.
+- ``spec``: :class:`ProblemSpec`: everything the runner needs to know about one problem.
 """
 
 from __future__ import annotations
 
-import dataclasses
+from typing import TYPE_CHECKING, Any
 
-from btlab.experiments.registry import Registry
-from btlab.problems import plugins
-from btlab.problems.knights_tour import PROBLEM as KNIGHTS_TOUR
-from btlab.problems.n_queens import PROBLEM as N_QUEENS
-from btlab.problems.spec import ProblemSpec
-
-#: The built-in problems, by name.
-PROBLEMS: Registry[ProblemSpec] = Registry("problem", {p.name: p for p in (KNIGHTS_TOUR,
-                                                                          N_QUEENS)})
-
-
-def get_problem(name: str) -> ProblemSpec:
-    """The spec of a built-in problem, or of a plug-in named ``"module:ATTR"``.
-
-    A plug-in's spec is returned with its ``name`` set to the reference, which
-    is what goes into the Parquet rows and what workers look up.
-
-    Raises:
-        ValueError: an unknown built-in name (the message lists the valid ones).
-        btlab.problems.plugins.PluginError: a plug-in that does not import or is not a
-            :class:`ProblemSpec`.
-    """
-    if not plugins.is_ref(name):
-        return PROBLEMS.get_or_raise(name)
-    spec = plugins.load(name)
-    if not isinstance(spec, ProblemSpec):
-        raise plugins.PluginError("a btlab.problems.spec.ProblemSpec",
-                                  f"{name} = {type(spec).__name__}",
-                                  "point problem at the module's ProblemSpec object")
-    return spec if spec.name == name else dataclasses.replace(spec, name=name)
-
+if TYPE_CHECKING:
+    from btlab.problems.registry import KNIGHTS_TOUR, N_QUEENS, PROBLEMS, get_problem
 
 __all__ = ["KNIGHTS_TOUR", "N_QUEENS", "PROBLEMS", "get_problem"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from btlab.problems import registry  # CLI start-up: btlab --help loads no problem
+        return getattr(registry, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

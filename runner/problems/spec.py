@@ -54,8 +54,8 @@ EstimateFn = Callable[[Mapping[str, Any], int, "int | None", "float | None", int
 
 
 @dataclass(frozen=True)
-class Comparison:
-    """A comparison the report makes when ``column`` varies: every pair of its values, on
+class ComparedColumn:
+    """A column whose values the report compares when it varies: every pair of its values, on
     ``metrics``, ``baseline`` the first side of every pair it is in.
 
     A column of the problem's :attr:`ProblemSpec.pair_on` (or ``strategy`` where
@@ -215,7 +215,7 @@ class ProblemSpec:
     headline: str | Callable[[pd.DataFrame, Console], None] | None = None
     report: str | Callable[[pd.DataFrame], str] | None = None
     solution_figure: str | Callable[[Any], Any] | None = None
-    comparisons: tuple[Comparison, ...] = ()
+    comparisons: tuple[ComparedColumn, ...] = ()
     pair_on: tuple[str, ...] | None = None
     seeded: Callable[[Mapping[str, Any]], bool] | None = None
     position_columns: tuple[str, ...] = ()

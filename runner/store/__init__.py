@@ -7,6 +7,8 @@ Modules:
 - ``checkpoints``: Checkpoints of split trials: finished subtree results saved as they arrive,
   for resume.
 - ``folder``: The on-disk results: one Parquet dataset per sweep, written crash-safe.
+- ``location``: Where results live: a folder or URI as a ``Location``, the work folder beside
+  it, part names, ``PartInfo`` (what one part's footer says).
 - ``lock``: One writer per results destination: a lock where the file system has locks, a lease
   elsewhere.
 - ``provenance``: Which code ran: btlab's version, the git commit and whether the tree had

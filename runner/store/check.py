@@ -11,13 +11,10 @@ from __future__ import annotations
 import os
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from btlab.errors import ResultsError
+from btlab.store.location import Location, PartInfo
 from btlab.store.schema import READ_VERSIONS, SCHEMA_VERSION, is_newer, version_family
-
-if TYPE_CHECKING:
-    from btlab.store.read import Location, PartInfo
 
 
 def move_aside_hint(loc: Location, shown: str) -> str:

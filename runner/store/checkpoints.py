@@ -21,7 +21,7 @@ from typing import Any, BinaryIO, Container
 
 from btlab.experiments.core import SearchResult, Status
 from btlab.experiments.split.subtrees import SplitPlan
-from btlab.store.read import work_dir
+from btlab.store.location import work_dir
 
 #: Name of the checkpoint folder inside a results folder's work folder.
 CHECKPOINT_DIR = "split"

@@ -25,6 +25,7 @@ their public names are re-exported here.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -38,19 +39,15 @@ import pyarrow as pa
 from btlab.config.model import SweepConfig
 from btlab.errors import ResultsError, StoreWriteError
 from btlab.problems.censoring import censored_status
-from btlab.store.check import check_not_nested, check_not_newer
+from btlab.store.check import check_identity, check_not_nested, check_not_newer
+from btlab.store.checkpoints import Checkpoints
+from btlab.store.location import PART_PREFIX, PART_SUFFIX, Location, is_uri, locate, work_dir
 from btlab.store.lock import LEGACY_LOCK, FolderLock, Lease, lease_key
 from btlab.store.read import (
-    PART_PREFIX,
-    PART_SUFFIX,
-    Location,
-    check_identity,
     checked_parts,
     config_of,
-    is_uri,
     list_parts,
     load_rows,
-    locate,
     newest_meta,
     part_files,
     part_metas,
@@ -60,8 +57,8 @@ from btlab.store.read import (
     read_parts,
     remote_parts,
     scan_parts,
-    work_dir,
 )
+from btlab.store.repair import bring_to_schema, drop_error_rows
 from btlab.store.schema import (
     SCHEMA_VERSION,
     btlab_version,
@@ -213,8 +210,6 @@ class ResultStore:
                 self._lease.acquire()
                 stale = remove_remote_temporaries(self.loc.fs, self._tmp_prefix())
             if not self.fresh:
-                from btlab.store.repair import bring_to_schema
-
                 self.schema = bring_to_schema(self, self._check_contents())
         except OSError as exc:
             self._release()
@@ -236,10 +231,6 @@ class ResultStore:
         In the work folder of a local destination; for a remote one, in the local
         staging folder ``results/.staging/<name>-<hash of the URI>/split``.
         """
-        import hashlib
-
-        from btlab.store.checkpoints import Checkpoints
-
         if self.folder is not None:
             return Checkpoints(self.folder)
         digest = hashlib.blake2b(self.loc.text.encode(), digest_size=4).hexdigest()
@@ -263,8 +254,6 @@ class ResultStore:
         Returns:
             (trial ids done, how many trials with error rows will run again)
         """
-        from btlab.store.repair import drop_error_rows
-
         if not retry_errors:
             return self.existing_ids(), 0
         return drop_error_rows(self, wanted)

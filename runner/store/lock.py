@@ -33,8 +33,10 @@ import time
 import uuid
 from pathlib import Path
 
+import pyarrow.fs as pafs
+
 from btlab.errors import ResultsError, StoreWriteError
-from btlab.store.read import WORK_SUFFIX, Location, work_dir
+from btlab.store.location import WORK_SUFFIX, Location, work_dir
 
 #: Name of the lock file in a results folder's work folder.
 LOCK_FILE = "lock"
@@ -74,7 +76,7 @@ class FolderLock:
             OSError: the work folder or the lock file cannot be written (the
                 caller turns this into a :class:`~btlab.errors.StoreWriteError`).
         """
-        import fcntl
+        import fcntl  # optional: fcntl is POSIX-only (elsewhere, a lease)
 
         for _ in range(10):
             if not self.work.is_dir():
@@ -117,7 +119,7 @@ class FolderLock:
 
     def _legacy(self) -> None:
         """Remove the lock file an older btlab kept in the folder, unless a run holds it."""
-        import fcntl
+        import fcntl  # optional: fcntl is POSIX-only (elsewhere, a lease)
 
         old = self.folder / LEGACY_LOCK
         try:
@@ -168,8 +170,6 @@ class Lease:
         self._thread: threading.Thread | None = None
 
     def _read(self) -> dict | None:
-        import pyarrow.fs as pafs
-
         fs = self.loc.fs
         if fs.get_file_info(self.key).type != pafs.FileType.File:
             return None

@@ -23,6 +23,7 @@ import functools
 import importlib
 import re
 import subprocess
+import tomllib
 from importlib import metadata
 from pathlib import Path
 
@@ -111,8 +112,6 @@ def version() -> str:
     """btlab's version: the installed distribution's, else ``pyproject.toml``'s next to the code."""
     pyproject = SOURCE_ROOT / "pyproject.toml"
     if pyproject.is_file():  # run from a source tree: its own version, not an installed one's
-        import tomllib
-
         try:
             project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
         except (OSError, tomllib.TOMLDecodeError):

@@ -5,7 +5,7 @@ A results folder (``results/<name>``) or a filesystem URI (``s3://bucket/prefix`
 ``part-<run_id>-<seq>.parquet`` and nothing else, so that pandas, pyarrow,
 DuckDB and Polars all read it given its path. What a run needs beside them
 (its lock, temporaries, split checkpoints) lives in a hidden work folder next
-to it (:func:`work_dir`).
+to it (:func:`btlab.store.location.work_dir`).
 
 Every reader of btlab goes through this module, and every one of them checks
 the whole folder first (:func:`checked_parts`): the footer of every Parquet
@@ -19,6 +19,7 @@ rows is named too.
 :func:`part_files`, :func:`read_meta`, :func:`part_metas`, :func:`newest_meta`,
 :func:`config_of`: the files and their ``btlab.*`` metadata;
 :func:`parts_dataset`, :func:`load_rows`, :func:`read_parts`, :func:`iter_batches`: their rows.
+Where a folder is and what one part's footer says: :mod:`btlab.store.location`.
 It writes nothing: writing is :class:`btlab.store.folder.ResultStore`'s, and
 :mod:`btlab.store.folder` re-exports the public names of this module.
 """
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -39,91 +39,7 @@ import pyarrow.parquet as pq
 
 from btlab.errors import ResultsError
 from btlab.store.check import check_identity, damaged
-from btlab.store.schema import version_family
-
-#: Name prefix of a part file btlab writes.
-PART_PREFIX = "part-"
-#: What a Parquet file's name ends with (only such files are rows of a folder).
-PART_SUFFIX = ".parquet"
-#: Name suffix of the hidden work folder beside a results folder (:func:`work_dir`).
-WORK_SUFFIX = ".btlab"
-
-#: The metadata keys that say whose rows a part holds: one folder, one identity.
-IDENTITY_KEYS = ("btlab.schema_version", "btlab.config_name", "btlab.problem")
-
-
-def is_uri(location: str | Path) -> bool:
-    """True for a filesystem URI (``file:///...``, ``s3://bucket/...``), False for a path."""
-    return "://" in str(location)
-
-
-def remote_fs(uri: str):
-    """(pyarrow filesystem, path inside it) of a URI."""
-    return pafs.FileSystem.from_uri(uri)
-
-
-def work_dir(folder: Path) -> Path:
-    """The hidden work folder of results folder ``folder``: ``<parent>/.<name>.btlab``.
-
-    It holds the run's lock, its temporaries and the split checkpoints, outside
-    the results folder so that a reader given the folder sees Parquet files only.
-    Symbolic links are resolved: every path to one folder has one work folder.
-    """
-    folder = Path(os.path.realpath(folder))
-    return folder.parent / f".{folder.name}{WORK_SUFFIX}"
-
-
-@dataclass(frozen=True)
-class Location:
-    """Where results live.
-
-    Attributes:
-        text: as given (a path or a URI), for messages.
-        fs: its :mod:`pyarrow.fs` filesystem.
-        base: the folder's path inside ``fs``, without a trailing ``/``.
-        local: the folder on this machine's file system (a path, or a ``file://``
-            URI), or None for object stores and other remote filesystems.
-    """
-
-    text: str
-    fs: Any
-    base: str
-    local: Path | None
-
-    def path(self, name: str) -> str:
-        """The ``fs`` path of file ``name`` in the folder."""
-        return f"{self.base}/{name}"
-
-    def shown(self, path: str) -> str:
-        """How a file at ``fs`` path ``path`` is named in messages (relative to ``text``)."""
-        rel = path[len(self.base) + 1:] if path.startswith(self.base + "/") else path
-        if self.local is not None and not is_uri(self.text):
-            return str(Path(self.text) / rel)
-        return f"{self.text.rstrip('/')}/{rel}"
-
-
-def locate(where: str | Path) -> Location:
-    """The :class:`Location` of a results folder (path) or URI.
-
-    Raises:
-        ResultsError: a URI that :mod:`pyarrow.fs` cannot open (an unknown scheme,
-            ``file://`` with a relative path, a filesystem library missing).
-    """
-    if is_uri(where):
-        try:
-            fs, base = remote_fs(str(where))
-        except (pa.ArrowException, OSError, ValueError) as exc:
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise ResultsError(
-                f"{where}: not a results location btlab can open ({first})\n"
-                "  fix: give a folder as a path (results/x, /abs/path/x), a local one as "
-                "file:///abs/path/x (three slashes, an absolute path), or an object store "
-                "as s3://bucket/prefix") from None
-        base = base.rstrip("/")
-        local = Path(base) if isinstance(fs, pafs.LocalFileSystem) else None
-        return Location(str(where), fs, base, local)
-    path = Path(where)
-    return Location(str(where), pafs.LocalFileSystem(), os.path.abspath(path), path)
+from btlab.store.location import PART_PREFIX, Location, PartInfo, locate
 
 
 def _visible(name: str) -> bool:
@@ -167,30 +83,6 @@ def part_files(folder: Path) -> list[Path]:
     """The Parquet files of a local results folder (as :func:`list_parts`), oldest name first."""
     loc = locate(Path(folder))
     return [Path(loc.shown(p)) for p in list_parts(loc)]
-
-
-@dataclass(frozen=True)
-class PartInfo:
-    """What the footer of one part file says.
-
-    Attributes:
-        path: its ``fs`` path; ``shown``: its name in messages.
-        meta: its ``btlab.*`` metadata (empty for a Parquet file btlab did not write).
-        schema: its Arrow schema (with the file's metadata); ``rows``: its row count.
-    """
-
-    path: str
-    shown: str
-    meta: dict[str, str]
-    schema: pa.Schema
-    rows: int
-
-    @property
-    def identity(self) -> tuple[str | None, ...]:
-        """The part's :data:`IDENTITY_KEYS` values, its schema version as its family
-        (:func:`btlab.store.schema.version_family`: versions 1 and 2 are one family)."""
-        version, *rest = (self.meta.get(k) for k in IDENTITY_KEYS)
-        return (version_family(version), *rest)
 
 
 _FOOTERS: dict[tuple[str, int, int], tuple[pa.Schema, int]] = {}

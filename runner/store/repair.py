@@ -21,24 +21,34 @@ run in the same part.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Container
+from typing import Container, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from btlab.store.read import PartInfo, damaged, iter_batches, scan_parts, union_schema
+from btlab.store.location import Location, PartInfo
+from btlab.store.read import damaged, iter_batches, scan_parts, union_schema
 from btlab.store.schema import derived_column
 
-if TYPE_CHECKING:
-    from btlab.store.folder import ResultStore
+
+class PartRewriter(Protocol):
+    """What a repair needs of the locked store it runs in (a
+    :class:`~btlab.store.folder.ResultStore`): where the parts are, the schema they are brought
+    to, a way to replace one part atomically, and the count of parts rewritten."""
+
+    loc: Location
+    schema: pa.Schema
+    rewritten: int
+
+    def put(self, path: str, table: pa.Table, stage: str = "") -> None: ...
 
 
 def _columns(schema: pa.Schema) -> list[tuple[str, pa.DataType]]:
     return [(f.name, f.type) for f in schema]
 
 
-def _read_whole(store: ResultStore, info: PartInfo) -> pa.Table:
+def _read_whole(store: PartRewriter, info: PartInfo) -> pa.Table:
     try:
         return pq.read_table(info.path, filesystem=store.loc.fs)
     except (pa.ArrowException, OSError, ValueError) as exc:
@@ -53,7 +63,7 @@ def _missing(field: pa.Field, table: pa.Table) -> pa.Array:
     return pa.nulls(len(table), field.type) if derived is None else derived.cast(field.type)
 
 
-def bring_to_schema(store: ResultStore, infos: list[PartInfo]) -> pa.Schema:
+def bring_to_schema(store: PartRewriter, infos: list[PartInfo]) -> pa.Schema:
     """Rewrite the parts whose columns differ from the union of this btlab's and theirs.
 
     Args:
@@ -82,7 +92,7 @@ def bring_to_schema(store: ResultStore, infos: list[PartInfo]) -> pa.Schema:
     return target.with_metadata(store.schema.metadata)
 
 
-def drop_error_rows(store: ResultStore, wanted: Container[str]) -> tuple[set[str], int]:
+def drop_error_rows(store: PartRewriter, wanted: Container[str]) -> tuple[set[str], int]:
     """Remove the ``error`` rows of the trials in ``wanted``; return what stays done.
 
     A trial of ``wanted`` with an ``error`` row runs again; its error rows are

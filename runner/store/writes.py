@@ -16,10 +16,12 @@ import uuid
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from btlab.errors import ResultsError, StoreWriteError
-from btlab.store.read import work_dir
+from btlab.store.checkpoints import CHECKPOINT_DIR, LEGACY_CHECKPOINT_DIR
+from btlab.store.location import work_dir
 
 #: Test hook (with the trial faults of :mod:`btlab.execution.execute`, same variable):
 #: ``BTLAB_TEST_FAULT=enospc:N`` makes the write of this run's N-th part (0: the first)
@@ -187,8 +189,6 @@ def fsync_dir(folder: Path) -> None:
 
 def remove_remote_temporaries(fs, prefix: str) -> int:
     """Delete the temporaries a killed run left under ``prefix`` of ``fs``; returns how many."""
-    import pyarrow.fs as pafs
-
     infos = fs.get_file_info(pafs.FileSelector(prefix, allow_not_found=True))
     stale = [i.path for i in infos if i.path.endswith(".tmp")]
     for path in stale:
@@ -216,8 +216,6 @@ def remove_stale_temporaries(folder: Path) -> int:
 
 def move_legacy_checkpoints(folder: Path) -> None:
     """Move split checkpoints an older btlab kept in ``<folder>/.split`` to the work folder."""
-    from btlab.store.checkpoints import CHECKPOINT_DIR, LEGACY_CHECKPOINT_DIR
-
     old = Path(folder) / LEGACY_CHECKPOINT_DIR
     if not old.is_dir():
         return

@@ -15,5 +15,6 @@ Modules:
 - ``plots/``: Plots of btlab results: start-square heatmaps, scaling, time against nodes.
 - ``progress``: Progress as plain lines, for output that is not a terminal (nohup, tmux logs,
   ``> file``).
+- ``report/``: the self-contained HTML report of ``btlab report``.
 - ``tables``: Building blocks of the headline tables, and the generic headline of any problem.
 """

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from btlab.errors import BtlabError
 from btlab.experiments.registry import Registry, Strategy
-from btlab.problems import PROBLEMS as BUILTIN
+from btlab.problems.registry import PROBLEMS as BUILTIN
 from btlab.views.outfile import atomic_write_text
 
 START = "<!-- strategies:start -->"

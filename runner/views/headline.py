@@ -14,7 +14,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from btlab.problems import get_problem, plugins
+from btlab.problems import plugins
+from btlab.problems.registry import get_problem
 from btlab.views.estimate_table import is_estimate, print_estimates
 from btlab.views.failures import first_line
 from btlab.views.tables import add_row, fmt_int, generic_headline

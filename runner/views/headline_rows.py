@@ -18,7 +18,11 @@ from typing import Any, Container, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
+from btlab.store.folder import load_rows
+from btlab.store.read import checked_parts, damaged, union_schema
 from btlab.views.failures import first_line
 
 #: Rows read at a time.
@@ -64,11 +68,6 @@ def headline_rows(where: Any, columns: Sequence[str], wanted: Container[str],
     Raises:
         ResultsError: the folder has no part files.
     """
-    import pyarrow as pa
-
-    from btlab.store.folder import load_rows
-    from btlab.store.read import checked_parts, union_schema
-
     loc, infos = checked_parts(where)  # every footer read once, for the schema and the rows
     if not infos:
         load_rows(where)  # raises the usual ResultsError
@@ -154,11 +153,6 @@ def _batches(loc: Any, infos: list, fields: list) -> Iterator[Any]:
     Raises:
         ResultsError: a damaged part (named).
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from btlab.store.read import damaged
-
     for info in infos:
         try:
             part = pq.ParquetFile(loc.fs.open_input_file(info.path))

@@ -8,6 +8,10 @@ numba kernel, ``engine: compiled``). Headline tables and report plots:
 ``heuristic`` takes a built-in name (``none``, ``warnsdorff``,
 ``static_degree``) or a plug-in ``"module:function"``: a rule
 ``rule(board, square, candidates) -> sequence`` (``docs/extending.md``).
+
+Modules:
+
+- ``views``: its headline tables, report section and tour drawings (in the ``views`` room).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from pydantic_core import PydanticCustomError
 
 from btlab.experiments.checker_fast import check_tour_fast
 from btlab.experiments.core import SearchResult
+from btlab.experiments.estimate import as_result, knuth_knights
 from btlab.experiments.knights.solve import (
     DEFAULT_MOVE_ORDER,
     HEURISTICS,
@@ -33,7 +38,7 @@ from btlab.experiments.knights.solve import (
 )
 from btlab.experiments.loading import interrupts_held
 from btlab.problems import plugins
-from btlab.problems.spec import Comparison, Oracle, ParamError, Params, ProblemSpec
+from btlab.problems.spec import ComparedColumn, Oracle, ParamError, Params, ProblemSpec
 
 #: Board sizes and squares are int32 columns; the strategies' caps (max_size) are
 #: far smaller, and are checked when the trials are made.
@@ -175,7 +180,8 @@ def solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None
     """Run one knight's-tour trial on its engine (see the module docstring); ``max_backtracks``:
     the backtrack budget (``budget.backtracks``), or None."""
     if c["engine"] == "compiled":
-        with interrupts_held():  # numba loads on demand, whole (btlab.experiments.loading)
+        with interrupts_held():  # whole, even if cancelled (btlab.experiments.loading)
+            # heavy: numba loads on import
             from btlab.experiments.compiled import solve_knights_compiled
         return solve_knights_compiled(
             c["rows"], c["cols"], (c["start_row"], c["start_col"]),
@@ -195,7 +201,6 @@ def estimate(c: Mapping[str, Any], probes: int, max_nodes: int | None,
              max_seconds: float | None, seed: int) -> SearchResult:
     """Knuth's estimate of the trial's ``count``-mode placements from ``probes`` random probes
     (:func:`btlab.experiments.estimate.knuth_knights`), on the trial's engine."""
-    from btlab.experiments.estimate import as_result, knuth_knights
     return as_result(knuth_knights(
         c["rows"], c["cols"], (c["start_row"], c["start_col"]), closed=c["closed"],
         probes=probes, seed=seed, max_nodes=max_nodes, max_seconds=max_seconds,
@@ -211,7 +216,8 @@ def prepare(c: Mapping[str, Any]) -> Mapping[str, Any]:
     """Load the compiled kernels before the clock starts (``compile_ns``)."""
     if c["engine"] != "compiled":
         return {}
-    with interrupts_held():  # numba loads on demand, whole (btlab.experiments.loading)
+    with interrupts_held():  # whole, even if cancelled (btlab.experiments.loading)
+        # heavy: numba loads on import
         from btlab.experiments.compiled import warm_up
     return {"compile_ns": warm_up("estimate" if c["mode"] == "estimate" else "knights")}
 
@@ -367,12 +373,12 @@ PROBLEM = ProblemSpec(
     headline="btlab.problems.knights_tour.views:headline",
     report="btlab.problems.knights_tour.views:report",
     solution_figure="btlab.problems.knights_tour.views:solution_figure",
-    comparisons=(Comparison("heuristic", "none", ("backtracks", "nodes"),
+    comparisons=(ComparedColumn("heuristic", "none", ("backtracks", "nodes"),
                             {"none": "plain move order"}),
-                 Comparison("tie_break", "move_order", ("backtracks", "nodes")),
-                 Comparison("move_order", "default", ("backtracks", "nodes")),
-                 Comparison("strategy", "recursive", ("wall_ns",)),
-                 Comparison("engine", "python", ("wall_ns",))),
+                 ComparedColumn("tie_break", "move_order", ("backtracks", "nodes")),
+                 ComparedColumn("move_order", "default", ("backtracks", "nodes")),
+                 ComparedColumn("strategy", "recursive", ("wall_ns",)),
+                 ComparedColumn("engine", "python", ("wall_ns",))),
     # every strategy walks the same tree ("dfs"): a start pairs across them and engines
     pair_on=("rows", "cols", "start_row", "start_col", "heuristic", "tie_break", "mode",
              "move_order", "closed", "strategy"),

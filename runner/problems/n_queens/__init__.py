@@ -4,6 +4,10 @@ Searches: :mod:`btlab.experiments.queens.solve` (strategies in
 :data:`btlab.experiments.queens.solve.STRATEGIES`) and :mod:`btlab.experiments.compiled` (the
 numba bit-mask kernel, ``engine: compiled``). Headline tables and report
 plots: :mod:`btlab.problems.n_queens.views`. Counters: ``docs/metrics.md``.
+
+Modules:
+
+- ``views``: its headline table, report section and board drawings (in the ``views`` room).
 """
 
 from __future__ import annotations
@@ -16,9 +20,10 @@ from pydantic import Field, StrictBool, StrictInt
 
 from btlab.experiments.checker_fast import check_queens_fast
 from btlab.experiments.core import SearchResult
+from btlab.experiments.estimate import as_result, knuth_queens
 from btlab.experiments.loading import interrupts_held
 from btlab.experiments.queens.solve import CONSTRUCTIONS, STRATEGIES, solve_queens
-from btlab.problems.spec import Comparison, Oracle, ParamError, Params, ProblemSpec
+from btlab.problems.spec import ComparedColumn, Oracle, ParamError, Params, ProblemSpec
 
 #: n is an int32 column; the strategies' caps (max_size) are far smaller.
 PositiveInt = Annotated[StrictInt, Field(ge=1, le=(1 << 31) - 1)]
@@ -60,7 +65,8 @@ def solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None
     """Run one N-Queens trial on its engine; ``max_backtracks``: the backtrack budget, or
     None."""
     if c["engine"] == "compiled":
-        with interrupts_held():  # numba loads on demand, whole (btlab.experiments.loading)
+        with interrupts_held():  # whole, even if cancelled (btlab.experiments.loading)
+            # heavy: numba loads on import
             from btlab.experiments.compiled import solve_queens_compiled
         return solve_queens_compiled(c["n"], mode=c["mode"], unique=c["unique"],
                                      max_nodes=max_nodes, max_seconds=max_seconds,
@@ -75,7 +81,6 @@ def estimate(c: Mapping[str, Any], probes: int, max_nodes: int | None,
              max_seconds: float | None, seed: int) -> SearchResult:
     """Knuth's estimate of the trial's ``count``-mode placements from ``probes`` random probes
     (:func:`btlab.experiments.estimate.knuth_queens`), on the trial's engine."""
-    from btlab.experiments.estimate import as_result, knuth_queens
     return as_result(knuth_queens(c["n"], unique=c["unique"], probes=probes, seed=seed,
                                   max_nodes=max_nodes, max_seconds=max_seconds,
                                   engine=c["engine"]))
@@ -95,7 +100,8 @@ def prepare(c: Mapping[str, Any]) -> Mapping[str, Any]:
     """Load the compiled kernels before the clock starts (``compile_ns``)."""
     if c["engine"] != "compiled":
         return {}
-    with interrupts_held():  # numba loads on demand, whole (btlab.experiments.loading)
+    with interrupts_held():  # whole, even if cancelled (btlab.experiments.loading)
+        # heavy: numba loads on import
         from btlab.experiments.compiled import warm_up
     return {"compile_ns": warm_up("estimate" if c["mode"] == "estimate" else "queens")}
 
@@ -177,8 +183,8 @@ PROBLEM = ProblemSpec(
     headline="btlab.problems.n_queens.views:headline",
     report="btlab.problems.n_queens.views:report",
     solution_figure="btlab.problems.n_queens.views:solution_figure",
-    comparisons=(Comparison("strategy", "recursive", ("nodes", "wall_ns")),
-                 Comparison("engine", "python", ("wall_ns",))),
+    comparisons=(ComparedColumn("strategy", "recursive", ("nodes", "wall_ns")),
+                 ComparedColumn("engine", "python", ("wall_ns",))),
     # brute_force, the row-by-row strategies and functional walk different trees
     # (their registry entries' tree): strategy pairs by tree
     pair_on=("n", "strategy", "mode", "unique", "method"),

@@ -21,6 +21,14 @@ cactus plots of search cost (:func:`survival_curves`, :func:`finished_curves`,
 (:func:`solved_share_vs_size`) in :mod:`btlab.views.plots.rates`; all are re-exported here, so
 ``plots.metric_vs_size(df)``, ``plots.knight_tour(row)``, ``plots.survival_curves(df)``
 and ``plots.save(fig, path)`` work.
+
+Modules:
+
+- ``boards``: board drawings: a knight's tour over its board, an N-Queens placement.
+- ``figure_files``: saving figures: one resolution, PNG or SVG, no pyplot.
+- ``rates``: the share of trials solved against the problem size.
+- ``survival``: the distribution of search cost with censoring: survival curves, cactus plots.
+- ``trends``: a metric against the problem size, time against nodes.
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ column names each row's folder). It holds, in order:
 from __future__ import annotations
 
 import io
+import os
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
@@ -43,10 +44,12 @@ from rich.table import Table
 from rich.text import Text
 
 from btlab import analysis
-from btlab.errors import BtlabError
-from btlab.problems import get_problem, plugins
+from btlab.errors import BtlabError, OutputPathError
+from btlab.problems import plugins
+from btlab.problems.registry import get_problem
 from btlab.problems.spec import ProblemSpec
 from btlab.store.folder import btlab_version
+from btlab.store.location import locate
 from btlab.views import plots
 from btlab.views.estimate_table import is_estimate
 from btlab.views.headline import print_headline
@@ -124,11 +127,6 @@ def _outside_results(results: str | Path, out: str | Path) -> None:
     Raises:
         OutputPathError: ``out`` is inside ``results`` (exit 2).
     """
-    import os
-
-    from btlab.errors import OutputPathError
-    from btlab.store.read import locate
-
     try:
         folder = locate(results).local
     except BtlabError:
