@@ -6,11 +6,16 @@ WORKERS CPUs through :class:`btlab.execution.backends.RayBackend`, runs one warm
 one JSON line: for each job, the trials, the seconds and the seconds of the
 first (cold) round.
 
-``python -m bench._child rss TRIALS BACKEND WORKERS [knights|queens]`` runs
-``btlab run`` on a sweep of TRIALS short trials (8 x 8 Warnsdorff tours, or
-N-Queens counts for n = 4..6) into a temporary folder and prints one JSON line
-with the process's peak resident set size (``ru_maxrss``, KiB) at the end, the
-peak when the run was over and the end-of-run table began, and the time.
+``python -m bench._child rss TRIALS BACKEND WORKERS [knights|queens] [cli|library]``
+runs a sweep of TRIALS short trials (8 x 8 Warnsdorff tours, or N-Queens counts
+for n = 4..6) into a temporary folder and prints one JSON line with the
+process's peak resident set size (``ru_maxrss``, KiB) at the end, the peak when
+the run was over and the end-of-run table began, and the time. ``cli`` (the
+default, what :mod:`bench.memory` measures): the command ``btlab run`` in this
+process, whose end is the headline table (one row per trial key, read part by
+part). ``library``: ``btlab.run(..., quiet=False)``, the same run and table, then
+the DataFrame of every trial it returns (``frame_rows``), which the whole peak
+includes: it grows with the trials by design.
 """
 
 from __future__ import annotations
@@ -110,7 +115,9 @@ def queens_text(name: str, trials: int) -> tuple[str, int]:
     return text, 3 * repeats
 
 
-def rss(trials: int, backend: str, workers: int, workload: str = "knights") -> dict:
+def rss(trials: int, backend: str, workers: int, workload: str = "knights",
+        driver: str = "cli") -> dict:
+    import btlab
     import btlab.views.headline_rows
     from btlab.cli.main import main
 
@@ -132,22 +139,34 @@ def rss(trials: int, backend: str, workers: int, workload: str = "knights") -> d
         cfg = os.path.join(tmp, "rss.yaml")
         with open(cfg, "w") as fh:
             fh.write(text)
+        out = os.path.join(tmp, "out")
         t0 = time.perf_counter()
         sink = io.StringIO()
+        frame_rows = None
         with contextlib.redirect_stdout(sink):
-            code = main(["run", cfg, "--out", os.path.join(tmp, "out"), "--quiet",
-                         "--backend", backend, "--workers", str(workers), "--yes"])
+            if driver == "library":
+                # quiet=False: the same end-of-run table as the command (and a plain
+                # progress line every 10 s: output is no terminal), into the sink
+                frame_rows = len(btlab.run(cfg, backend=backend, out=out, workers=workers,
+                                           yes=True, quiet=False))
+                code = 0
+            else:
+                code = main(["run", cfg, "--out", out, "--quiet", "--backend", backend,
+                             "--workers", str(workers), "--yes"])
         elapsed = time.perf_counter() - t0
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return {"trials": n, "exit": code, "seconds": elapsed, "peak_rss_kib": peak_kib,
-            "run_peak_rss_kib": at_table[0] if at_table else None}
+    figures = {"trials": n, "exit": code, "seconds": elapsed, "peak_rss_kib": peak_kib,
+               "run_peak_rss_kib": at_table[0] if at_table else None}
+    if frame_rows is not None:
+        figures["frame_rows"] = frame_rows
+    return figures
 
 
 def main(argv: list[str]) -> int:
     if argv[0] == "ray":
         print(json.dumps(ray_jobs(int(argv[1]), json.loads(argv[2]))))
     elif argv[0] == "rss":
-        print(json.dumps(rss(int(argv[1]), argv[2], int(argv[3]), *argv[4:5])))
+        print(json.dumps(rss(int(argv[1]), argv[2], int(argv[3]), *argv[4:6])))
     else:
         raise SystemExit(f"unknown measurement {argv[0]!r}")
     return 0

@@ -3,9 +3,12 @@
 A strategy is one function plus one :class:`Strategy` entry in its problem's
 registry (:data:`btlab.experiments.knights.solve.STRATEGIES`,
 :data:`btlab.experiments.queens.solve.STRATEGIES`). Everything else -- the values a
-config may use, the size caps, which engines run it, whether ``split`` can
-cut it, which strategies must report equal counters, the README's strategy
-table -- is derived from the entries (see ``docs/extending.md``).
+config may use, the size caps, which engines run it, which budgets it honours,
+whether ``split`` can cut it, which strategies must report equal counters, the
+README's strategy table -- is derived from the entries (see ``docs/extending.md``).
+The knight's-tour heuristics and tie-breaks are registries of the same kind
+(:data:`btlab.experiments.knights.ordering.HEURISTICS`,
+:data:`btlab.experiments.knights.ordering.TIE_BREAKS`).
 """
 
 from __future__ import annotations
@@ -44,6 +47,10 @@ class Strategy:
             ``("method",)`` for the N-Queens construction); the runner refuses
             them with any other strategy.
         modes: the modes it supports (``first``, ``count``).
+        budgets: the trial budgets it honours: ``nodes`` and ``seconds`` (every
+            strategy), and ``backtracks`` (``budget.backtracks``) for a depth-first
+            search that counts its backtracks one at a time in tree order; a config
+            giving a budget its strategy does not honour is refused.
     """
 
     name: str
@@ -56,6 +63,7 @@ class Strategy:
     tree: str | None = None
     options: tuple[str, ...] = ()
     modes: tuple[str, ...] = ("first", "count")
+    budgets: tuple[str, ...] = ("nodes", "seconds")
 
 
 class Registry(Generic[T], Mapping[str, T]):
@@ -96,9 +104,23 @@ class Registry(Generic[T], Mapping[str, T]):
                              f"{', '.join(self._entries)}{hint}") from None
 
 
-def strategies(kind: str, *entries: Strategy) -> Registry[Strategy]:
-    """A strategy registry from its entries, in the order given (the order of tables)."""
-    names = [e.name for e in entries]
+#: Budgets of the strategies that also honour a backtrack budget.
+WITH_BACKTRACKS = ("nodes", "seconds", "backtracks")
+
+
+def named(kind: str, *entries: T) -> Registry[T]:
+    """A registry from entries that carry their ``name``, in the order given (the order
+    of tables and error messages).
+
+    Raises:
+        ValueError: two entries share a name.
+    """
+    names = [e.name for e in entries]  # type: ignore[attr-defined]
     if len(set(names)) != len(names):
         raise ValueError(f"duplicate {kind} names in {names}")
-    return Registry(kind, {e.name: e for e in entries})
+    return Registry(kind, dict(zip(names, entries)))
+
+
+def strategies(kind: str, *entries: Strategy) -> Registry[Strategy]:
+    """A strategy registry from its entries, in the order given (the order of tables)."""
+    return named(kind, *entries)

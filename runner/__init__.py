@@ -12,7 +12,8 @@ Public names (``__all__``): :func:`run`, :func:`validate`, :func:`load`,
 :mod:`analysis`, :func:`report`, :func:`compare`, :class:`ProblemSpec`,
 :class:`Strategy`, :class:`Trial`, and the errors :class:`BtlabError`,
 :class:`ConfigError`, :class:`ResultsError`, :class:`BackendError`,
-:class:`TrialError`. The map of the packages below is ``docs/architecture.md``.
+:class:`TrialError`. ``docs/library.md`` shows each at work (a notebook on Ray,
+mapping configs, the errors); the map of the packages below is ``docs/architecture.md``.
 
 Modules:
 
@@ -27,6 +28,7 @@ Modules:
 - ``problems/``: what a problem is to the runner: the spec, the registry, plug-ins.
 - ``store/``: the results folder.
 - ``sweep/``: a config to its trials.
+- ``testing``: the contract suite for a problem's author (needs pytest; never loaded by default).
 - ``views/``: terminal tables, progress, plots, the HTML report.
 """
 

@@ -1,11 +1,11 @@
-"""The contract suite: every problem, strategy and engine the registries hold, held to one contract.
+"""The contract suite applied to btlab's own problems, and the repository's plug-in tests.
 
-In the style of Hydra's shared launcher test suites: the tests are written
-once and parametrised over the registries -- :data:`btlab.problems.PROBLEMS`
-plus the problems registered only here (:data:`PLUGIN_PROBLEMS`, modules in
-``tests/plugins``), each spec's ``strategies`` and each strategy's
-``engines`` -- never over hand-written lists, so a new problem, strategy or
-engine is tested the moment it is registered (``docs/extending.md``):
+The suite itself is shipped: :class:`btlab.testing.ProblemContract` (the
+author of a plug-in problem runs it on theirs, docs/extending.md). Here it runs
+on every problem of :data:`btlab.problems.PROBLEMS` and on the problems
+registered only here (:data:`PLUGIN_PROBLEMS`, modules in ``tests/plugins``),
+one subclass each, made from the registries -- never from a hand-written list,
+so a new problem, strategy or engine is tested the moment it is registered:
 
 * every oracle of the spec each strategy can run gives its expected values
   (all listed counters when the oracle's ``tree`` is the strategy's, else the
@@ -15,19 +15,20 @@ engine is tested the moment it is registered (``docs/extending.md``):
 * strategies of one ``tree`` report equal counters, under node budgets too;
 * a split search equals the unsplit one; a problem without split support
   refuses ``split:``;
+* an oracle written as a config makes one trial with the spec's columns and
+  a stable id, and runs into its row (config round trip);
 * every shipped config validates and a sample trial of each runs;
 * the toy problem and a plug-in heuristic written outside the repository go
   through the CLI end to end (serial and Ray), following docs/extending.md,
   whose code blocks are extracted and run here.
 
-Oracle runs are capped at :data:`BUDGET` placements in the default run; the
-ones that need more run with ``-m slow``.
+Oracle runs are capped at ``ProblemContract.budget`` placements in the default
+run; the ones that need more run with ``-m slow``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import itertools
 import json
 import os
@@ -36,7 +37,6 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -51,325 +51,55 @@ if str(PLUGIN_DIR) not in sys.path:   # the toy problem's module, as "grid_path:
 from helpers.site import btlab_site, site_env
 
 from btlab.cli.main import main
-from btlab.config.model import load_config, parse_config
-from btlab.errors import ConfigError
+from btlab.config.model import load_config
 from btlab.execution.execute import run_trial
 from btlab.execution.split_run import serial_solver
 from btlab.experiments.core import SearchResult, Status
-from btlab.experiments.split.subtrees import solve_split
 from btlab.problems import PROBLEMS, get_problem, plugins
 from btlab.problems.spec import Oracle, ProblemSpec
 from btlab.sweep.expand import count_trials, expand, iter_trials
 from btlab.sweep.trial import Trial
+from btlab.testing import COUNTERS, ProblemContract, columns, params_id, short
 
 #: Problems registered only in the tests: plug-in references to modules in tests/plugins.
 PLUGIN_PROBLEMS = ("grid_path:PROBLEM",)
 SPECS: dict[str, ProblemSpec] = {**{name: PROBLEMS[name] for name in PROBLEMS},
                                  **{ref: get_problem(ref) for ref in PLUGIN_PROBLEMS}}
-COUNTERS = ("status", "nodes", "backtracks", "dead_ends", "checks", "solutions", "max_depth")
-#: Placements one oracle run may make in the default run, per engine.
-BUDGET = {"python": 30_000, "compiled": 100_000_000}
-#: ... and with -m slow.
-SLOW_BUDGET = 30_000_000
-#: Node budget of the same-tree and split comparisons (prefixes of big trees).
-PREFIX_BUDGETS = (777, 5_000)
-SEED = 2026
 DOC = ROOT / "docs" / "extending.md"
 PYTHON = sys.executable
 
 
-# --------------------------------------------------------------------------- cases
+# --------------------------------------------------------------------------- the suite
 
 
-def short(name: str) -> str:
-    return name.partition(":")[0]
+def contract_class(name: str) -> type[ProblemContract]:
+    """``class TestKnightsTour(ProblemContract): problem = "knights_tour"``, for any name."""
+    title = "".join(w.capitalize() for w in re.split(r"[^A-Za-z0-9]+", short(name)) if w)
+    return type(f"Test{title}", (ProblemContract,), {"problem": name, "__module__": __name__})
 
 
-def engines(spec: ProblemSpec, strategy: str) -> tuple[str, ...]:
-    entry = spec.strategies[strategy]
-    return entry.engines if "engine" in spec.params.model_fields else ("python",)
+#: One subclass of the shipped suite per problem: TestKnightsTour, TestNQueens, TestGridPath.
+CONTRACTS = {name: contract_class(name) for name in SPECS}
+globals().update({cls.__name__: cls for cls in CONTRACTS.values()})
 
 
-def params_id(params: Mapping[str, Any]) -> str:
-    def text(v: Any) -> str:
-        return "x".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
-    return "-".join(f"{k}{text(v)}" for k, v in params.items())
+def test_every_problem_has_its_contract_class():
+    assert sorted(cls.__name__ for cls in CONTRACTS.values()) == \
+        ["TestGridPath", "TestKnightsTour", "TestNQueens"]
+    assert [globals()[cls.__name__].problem for cls in CONTRACTS.values()] == list(SPECS)
+    for name, cls in CONTRACTS.items():
+        assert cls.spec().name == name and cls.spec().oracles == SPECS[name].oracles
 
 
-#: (problem, strategy, engine) for every registered triple.
-RUNS = [(name, strategy, engine) for name, spec in SPECS.items()
-        for strategy in spec.strategies for engine in engines(spec, strategy)]
-
-ORACLE_CASES = [pytest.param(name, strategy, engine, i,
-                             id=f"{short(name)}-{strategy}-{engine}-{params_id(o.params)}")
-                for name, strategy, engine in RUNS
-                for i, o in enumerate(SPECS[name].oracles)]
-
-TIERS = [pytest.param("default", id="default"),
-         pytest.param("slow", id="slow", marks=pytest.mark.slow)]
-
-
-def columns(spec: ProblemSpec, params: Mapping[str, Any], strategy: str,
-            engine: str) -> dict[str, Any]:
-    """A trial's columns: ``params`` with the strategy and engine, validated by the spec."""
-    p = dict(params)
-    if "strategy" in spec.params.model_fields:
-        p["strategy"] = strategy
-    if "engine" in spec.params.model_fields:
-        p["engine"] = engine
-    return spec.to_columns(spec.params.model_validate(p).model_dump())
-
-
-def excluded(spec: ProblemSpec, strategy: str, cols: Mapping[str, Any],
-             params: Mapping[str, Any]) -> str | None:
-    """Why the registry entry excludes these parameters (its modes, options, max_size), or None."""
-    entry = spec.strategies[strategy]
-    mode = cols.get("mode")
-    if mode is not None and mode not in entry.modes:
-        return f"strategy {strategy} runs mode {', '.join(entry.modes)} only"
-    others = {o for e in spec.strategies.values() for o in e.options}
-    for key in params:
-        if key in others and key not in entry.options:
-            return f"option {key} is not one of strategy {strategy}'s"
-    if entry.max_size is not None and spec.size is not None and spec.size(cols) > entry.max_size:
-        return f"larger than strategy {strategy}'s max_size {entry.max_size}"
-    return None
-
-
-def oracle_columns(name: str, strategy: str, engine: str, index: int) -> dict[str, Any]:
-    """The oracle's columns for this strategy and engine; skips what its entry excludes. The
-    spec's own checks must accept every combination the entry does not exclude."""
-    spec = SPECS[name]
-    oracle = spec.oracles[index]
-    cols = columns(spec, oracle.params, strategy, engine)
-    why = excluded(spec, strategy, cols, oracle.params)
-    if why:
-        pytest.skip(why)
-    spec.check_strategy(cols)
-    spec.check(cols)
-    return cols
-
-
-@functools.cache
-def _solve(name: str, frozen: str, max_nodes: int | None, seed: int = SEED) -> SearchResult:
-    spec = SPECS[name]
-    cols = json.loads(frozen)
-    if spec.prepare is not None:
-        spec.prepare(cols)   # compiled kernels: load them (numba warm-up) before solving
-    return spec.solve(cols, max_nodes, None, seed)
-
-
-def solve(name: str, cols: Mapping[str, Any], max_nodes: int | None) -> SearchResult:
-    """``spec.solve`` on these columns (cached: the tests share the runs)."""
-    return _solve(name, json.dumps(cols, sort_keys=True), max_nodes)
-
-
-def complete(name: str, strategy: str, engine: str, index: int,
-             tier: str = "default") -> tuple[dict[str, Any], SearchResult]:
-    """The oracle's columns and the complete search, or a skip when it is larger than the tier
-    allows (the default tier's budget; with -m slow, the rest up to :data:`SLOW_BUDGET`)."""
-    cols = oracle_columns(name, strategy, engine, index)
-    small = solve(name, cols, BUDGET[engine])
-    if tier == "default":
-        if small.status is Status.NODE_LIMIT:
-            pytest.skip(f"more than {BUDGET[engine]:,} placements: runs with -m slow")
-        return cols, small
-    if small.status is not Status.NODE_LIMIT:
-        pytest.skip("runs in the default tier")
-    big = solve(name, cols, SLOW_BUDGET)
-    if big.status is Status.NODE_LIMIT:
-        pytest.skip(f"more than {SLOW_BUDGET:,} placements")
-    return cols, big
-
-
-def counters(r: SearchResult) -> dict[str, Any]:
-    return {**r.counters(), "solution": r.solution}
-
-
-# --------------------------------------------------------------------------- oracles
-
-
-@pytest.mark.parametrize("tier", TIERS)
-@pytest.mark.parametrize("name, strategy, engine, index", ORACLE_CASES)
-def test_oracle(name, strategy, engine, index, tier):
-    spec = SPECS[name]
-    oracle = spec.oracles[index]
-    cols, r = complete(name, strategy, engine, index, tier)
-    tree = spec.strategies[strategy].tree
-    keys = list(oracle.expected) if oracle.tree is not None and oracle.tree == tree \
-        else ["solutions"]
-    got = {k: getattr(r, k) for k in keys}
-    assert got == {k: oracle.expected[k] for k in keys}, oracle.source
-    if cols.get("mode") == "count":
-        assert r.status is Status.EXHAUSTED
-    else:
-        assert r.status is (Status.SOLVED if oracle.expected["solutions"] else Status.EXHAUSTED)
-
-
-@pytest.mark.parametrize("tier", TIERS)
-@pytest.mark.parametrize("name, strategy, engine, index", ORACLE_CASES)
-def test_metrics_contract_invariants(name, strategy, engine, index, tier):
-    spec = SPECS[name]
-    cols, r = complete(name, strategy, engine, index, tier)
-    first = cols.get("mode") == "first"
-    if r.solution is None:
-        assert r.solutions == 0
-    else:
-        spec.verify(cols, r.solution)                  # raises on a wrong solution
-        assert r.max_depth == len(r.solution)          # nothing is deeper than a solution
-    if r.solutions == 0:
-        # every placement was undone with nothing below it
-        assert r.backtracks == r.nodes
-        assert r.status is Status.EXHAUSTED
-    if first and r.solutions:
-        assert r.solutions == 1 and r.status is Status.SOLVED
-        if "max_frontier" in r.extra:
-            # breadth-first (it reports its frontier): the frontier placements are still
-            # waiting to be extended at the stop, so they are not backtracks either
-            assert r.nodes - r.backtracks > len(r.solution)
-        else:
-            # depth-first: what is not undone is the path to the solution
-            assert r.nodes - r.backtracks == len(r.solution)
-    # a dead end is a placement undone with nothing below it, so a backtrack
-    assert 0 <= r.dead_ends <= r.backtracks <= r.nodes
-    if not first and r.solution is not None:
-        # count mode's solution is the first one found: the one first mode stops at
-        first_cols = {**cols, "mode": "first"}
-        try:
-            spec.check_strategy(first_cols)
-            spec.check(first_cols)
-        except ValueError:
-            return   # unique counting has no first mode
-        if "first" in spec.strategies[strategy].modes:
-            f = solve(name, first_cols, SLOW_BUDGET)
-            assert f.status is Status.SOLVED
-            assert f.solution == r.solution
-
-
-@pytest.mark.parametrize("name, strategy, engine, index", ORACLE_CASES)
-def test_node_budget_stops_exactly(name, strategy, engine, index):
-    spec = SPECS[name]
-    cols, full = complete(name, strategy, engine, index)
-    # a search that finishes in exactly max_nodes placements ends normally
-    assert counters(solve(name, cols, full.nodes)) == counters(full)
-    if full.nodes < 2:
-        pytest.skip("a one-placement tree has no smaller budget")
-    walks_a_tree = spec.strategies[strategy].tree is not None
-    for budget in sorted({1, full.nodes // 2, full.nodes - 1}):
-        r = solve(name, cols, budget)
-        assert r.status is Status.NODE_LIMIT, budget
-        if walks_a_tree:
-            assert r.nodes == budget
-        else:   # no tree (a construction in one step): stopped before it, nothing made
-            assert r.nodes == 0
-        assert r.solutions <= full.solutions
-    if walks_a_tree and cols.get("mode") == "first" and full.solutions:
-        # stopped just before the placement that completes the solution: everything else
-        # is as in the full search
-        r = solve(name, cols, full.nodes - 1)
-        assert (r.backtracks, r.dead_ends, r.checks, r.solutions) == \
-            (full.backtracks, full.dead_ends, full.checks, 0)
-
-
-# --------------------------------------------------------------------------- same tree
-
-
-def _tree_cases() -> list:
-    cases = []
-    for name, spec in SPECS.items():
-        trees = {e.tree for e in spec.strategies.values() if e.tree is not None}
-        for tree in sorted(trees):
-            members = [(s, g) for s, e in spec.strategies.items() if e.tree == tree
-                       for g in engines(spec, s)]
-            if len(members) < 2:
-                continue
-            for i, o in enumerate(spec.oracles):
-                cases.append(pytest.param(name, tree, i, id=f"same_tree-{short(name)}-"
-                                          f"tree={tree}-{params_id(o.params)}"))
-    return cases
-
-
-@pytest.mark.parametrize("budget", PREFIX_BUDGETS)
-@pytest.mark.parametrize("name, tree, index", _tree_cases())
-def test_same_tree_same_counters(name, tree, index, budget):
-    spec = SPECS[name]
-    oracle = spec.oracles[index]
-    results = {}
-    for strategy, entry in spec.strategies.items():
-        if entry.tree != tree:
-            continue
-        for engine in engines(spec, strategy):
-            cols = columns(spec, oracle.params, strategy, engine)
-            if excluded(spec, strategy, cols, oracle.params):
-                continue
-            results[(strategy, engine)] = counters(solve(name, cols, budget))
-    if len(results) < 2:
-        pytest.skip("fewer than two strategies of this tree run this oracle")
-    (first_key, expected), *rest = results.items()
-    for key, got in rest:
-        assert got == expected, f"{key} differs from {first_key}"
-
-
-# --------------------------------------------------------------------------- split
-
-
-SPLIT_CASES = [p for p in ORACLE_CASES
-               if SPECS[p.values[0]].split is not None
-               and SPECS[p.values[0]].strategies[p.values[1]].splittable]
-#: Split depths: the whole search as one task, shallow, deeper, deeper than any oracle's tree.
-SPLIT_DEPTHS = (0, 1, 3, 64)
-
-
-@pytest.mark.parametrize("name, strategy, engine, index", SPLIT_CASES)
-def test_split_equals_unsplit(name, strategy, engine, index):
-    spec = SPECS[name]
-    cols = oracle_columns(name, strategy, engine, index)
-    spec.split.check(cols)   # a splittable strategy's trials must be accepted
-    whole = solve(name, cols, 20_000)
-    budgets = [*PREFIX_BUDGETS] + ([None] if whole.status is not Status.NODE_LIMIT else [])
-    for budget in budgets:
-        trial = Trial(name, cols, budget, None, SEED, 0, split=3)
-        unsplit = counters(_solve(name, json.dumps(cols, sort_keys=True), budget,
-                                  trial.solver_seed))
-        params = spec.split.params(cols, trial.solver_seed)
-        for depth in SPLIT_DEPTHS:
-            got = counters(solve_split(spec.split.splitter, params, depth, max_nodes=budget))
-            assert got == unsplit, (budget, depth)
-        # the runner's serial split: a trial with split set, through run_trial
-        for split in (3, "auto"):
-            t = dataclasses.replace(trial, split=split)
-            row = run_trial(t, solve=serial_solver(t))
-            assert row["error"] is None
-            assert {k: row[k] for k in COUNTERS} == {k: unsplit[k] for k in COUNTERS}, split
-            assert (tuple(row["solution"]) if row["solution"] is not None else None) == \
-                unsplit["solution"]
-
-
-@pytest.mark.parametrize("name", [n for n, s in SPECS.items() if s.split is None])
-def test_problem_without_split_support_refuses_split(name, tmp_path, monkeypatch, capsys):
-    spec = SPECS[name]
-    oracle = spec.oracles[0]
-    text = textwrap.dedent(f"""\
-        name: no-split
-        problem: "{name}"
-        fixed: {json.dumps(dict(oracle.params))}
-        split: {{depth: 2}}
-    """)
-    with pytest.raises(ConfigError) as info:
-        expand(parse_config(text, "no-split.yaml"))   # refused when the trials are made
-    err = info.value
-    assert (err.key_path, err.line, err.column) == (("split",), 4, 1)
-    assert err.expected == f"no split: problem {name} defines no split support"
-    assert err.fix == "drop split"
-    cfg = tmp_path / "no-split.yaml"
-    cfg.write_text(text)
-    monkeypatch.chdir(tmp_path)
-    assert main(["validate", str(cfg)]) == 2
-    assert main(["run", str(cfg), "--backend", "serial", "--quiet"]) == 2
-    stderr = capsys.readouterr().err
-    assert stderr.count(f"{cfg}:4:1: error at split") == 2
-    assert "defines no split support" in stderr
-    assert not (tmp_path / "results").exists()   # nothing was written
+def test_import_btlab_never_imports_the_suite():
+    """btlab.testing needs pytest (the ``test`` extra): ``import btlab`` and its public names
+    load neither; importing it by name does."""
+    code = ("import sys, btlab; btlab.ProblemSpec; btlab.load; btlab.Trial; "
+            "print('btlab.testing' in sys.modules, 'pytest' in sys.modules); "
+            "import btlab.testing; print(btlab.testing.ProblemContract.__name__)")
+    out = subprocess.run([PYTHON, "-c", code], cwd=ROOT, env={**os.environ, "RAY_ADDRESS": ""},
+                         text=True, capture_output=True, timeout=120, check=True).stdout
+    assert out.split() == ["False", "False", "ProblemContract"]
 
 
 # --------------------------------------------------------------------------- the toy's oracles
@@ -649,6 +379,65 @@ def test_doc_plugin_heuristic_on_ray_all_64_starts(tmp_path, monkeypatch, capsys
     assert builtin["plugins"].isna().all()
 
 
+def _outcomes(stdout: str) -> dict[str, int]:
+    """pytest's summary line as counts: ``25 passed, 3 skipped`` -> {"passed": 25, ...}."""
+    return {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|skipped|deselected)",
+                                                   stdout.strip().splitlines()[-1])}
+
+
+def test_doc_contract_suite_on_a_plugin_problem(tmp_path):
+    """docs/extending.md section 4, in a folder of its own: the subclass under pytest and the
+    one call; then the same two on a copy of the problem that miscounts, which fail."""
+    blocks = doc_blocks()
+    (tmp_path / "grid_path.py").write_text(blocks["grid_path.py"])
+    (tmp_path / "test_grid_path_contract.py").write_text(blocks["test_grid_path_contract.py"])
+    (tmp_path / "check_grid_path.py").write_text(blocks["check_grid_path.py"])
+    command, _, said = blocks["contract-pytest"].strip().partition("#")
+    assert command.split() == ["pytest", "test_grid_path_contract.py"]
+    env = {**os.environ, "RAY_ADDRESS": ""}
+
+    def pytest_run(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([PYTHON, "-m", "pytest", "test_grid_path_contract.py", "-p",
+                               "no:cacheprovider", *extra], cwd=tmp_path, env=env, text=True,
+                              capture_output=True, timeout=300, check=False)
+
+    def check_run() -> subprocess.CompletedProcess:
+        return subprocess.run([PYTHON, "check_grid_path.py"], cwd=tmp_path, env=env, text=True,
+                              capture_output=True, timeout=300, check=False)
+
+    run = pytest_run()
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert _outcomes(run.stdout) == {"passed": 25, "skipped": 15}
+    assert "25 passed, 15 skipped" in said
+    assert "warning" not in run.stdout.splitlines()[-1]   # the slow marker needs no setup
+    slow = pytest_run("-m", "slow")
+    assert slow.returncode == 0 and _outcomes(slow.stdout) == {"skipped": 12, "deselected": 28}
+    one = check_run()
+    assert one.returncode == 0, one.stdout[-3000:]
+    assert _outcomes(one.stdout) == {"passed": 25, "skipped": 3, "deselected": 12}
+    # a problem that miscounts (one backtrack too many per dead end) fails both
+    module = tmp_path / "grid_path.py"
+    text = module.read_text()
+    wrong = text.replace("                dead_ends += 1\n",
+                         "                dead_ends += 1\n                backtracks += 1\n", 1)
+    assert wrong != text
+    module.write_text(wrong)
+    run = pytest_run("-rf")
+    assert run.returncode == 1
+    failed = set(re.findall(r"^FAILED \S+::TestGridPath::(\w+\[\S+\])", run.stdout, re.M))
+    assert failed == {
+        "test_oracle[grid_path-recursive-python-board3x3-start0x0-modecount-default]",
+        "test_oracle[grid_path-recursive-python-board3x3-start0x1-modecount-default]",
+        "test_metrics_contract_invariants[grid_path-recursive-python-board3x3-start0x1-"
+        "modecount-default]",
+        "test_metrics_contract_invariants[grid_path-recursive-python-board4x4-start0x0-"
+        "modecount-default]",
+    }
+    assert "no solution, so backtracks == nodes: {'status': 'exhausted', 'nodes': 69, " \
+        "'backtracks': 91, 'dead_ends': 22," in run.stdout
+    assert check_run().returncode == 1
+
+
 def _btlab(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_ADDRESS": ""}
     return subprocess.run([PYTHON, "-m", "btlab", *args], cwd=cwd, env=env, text=True,
@@ -721,6 +510,87 @@ def test_plugin_refusals_exit_2(extra, split, key, where, expected, tmp_path, mo
         assert err.startswith(f"btlab: {cfg}:{where}: error at {key}\n"), err
         assert expected.format(mod=mod) in err
     assert not (tmp_path / "results").exists()
+
+
+OLD_IMPORTS = [
+    # (id, the plug-in module's text, config key, line:col, old name, new name)
+    ("heuristic-experiments.core", "from experiments.core import Status\n\n\n"
+     "def rule(board, square, candidates):\n    return candidates\n", "fixed.heuristic", "5:3",
+     "experiments.core", "btlab.experiments.core"),
+    ("problem-runner.spec", "from runner.spec import ProblemSpec\n\nPROBLEM = None\n",
+     "problem", "2:1", "runner.spec", "btlab.problems.spec"),
+    ("problem-import-runner", "import runner\n\nPROBLEM = runner.spec.ProblemSpec\n",
+     "problem", "2:1", "runner.spec", "btlab.problems.spec"),
+]
+
+
+@pytest.mark.parametrize("where", ["checkout-root", "elsewhere"])
+@pytest.mark.parametrize("text, key, at, old, new",
+                         [pytest.param(*case[1:], id=case[0]) for case in OLD_IMPORTS])
+def test_plugin_importing_an_old_name_exits_2_naming_the_new(text, key, at, old, new, where,
+                                                             tmp_path):
+    """A plug-in written against btlab 0.1's names: from the checkout's root the folders
+    ``runner/`` and ``experiments/`` are stubs that refuse them; elsewhere there is no such
+    package, and the plug-in loader names the new module all the same."""
+    plugin_dir = tmp_path / "plugins"
+    plugin_dir.mkdir()
+    (plugin_dir / "old_plugin.py").write_text(text)
+    ref = "old_plugin:rule" if key == "fixed.heuristic" else "old_plugin:PROBLEM"
+    lines = ["name: old-names", f'problem: "{ref}"' if key == "problem" else
+             "problem: knights_tour", "fixed:", "  board: [5, 5]"]
+    if key == "fixed.heuristic":
+        lines.append(f'  heuristic: "{ref}"')
+    cfg = tmp_path / "old.yaml"
+    cfg.write_text("\n".join(lines) + "\n")
+    cwd = ROOT if where == "checkout-root" else tmp_path
+    assert (cwd / "runner" / "__init__.py").exists() == (where == "checkout-root")
+    path = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), str(plugin_dir)) if p)
+    env = {**os.environ, "PYTHONPATH": path, "RAY_ADDRESS": ""}
+    commands = [["validate", str(cfg)]]
+    if key == "fixed.heuristic":   # run refuses it the same way (once: 4 s a command)
+        commands.append(["run", str(cfg), "--backend", "serial", "--out", str(tmp_path / "out")])
+    for command in commands:
+        r = subprocess.run([PYTHON, "-m", "btlab", *command], cwd=cwd, env=env, text=True,
+                           capture_output=True, timeout=120, check=False)
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.splitlines() == [
+            f"btlab: {cfg}:{at}: error at {key}",
+            "  expected: module 'old_plugin' to import btlab by its names since btlab 0.2",
+            f"  found:    it imports {old}, btlab 0.1's name of {new}",
+            f"  fix:      import {new} in old_plugin (the map of btlab's modules: "
+            "docs/architecture.md)"]
+    assert not (tmp_path / "out").exists()
+
+
+def test_old_name_stubs_of_the_loader_do_not_linger(tmp_path, monkeypatch, fresh_module):
+    """Away from a checkout the loader's stand-ins for ``runner`` / ``experiments`` last as
+    long as the plug-in's import: a package of the user's by that name imports afterwards."""
+    fresh_module("old_here", "runner", "experiments", "runner.helpers")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(ROOT))])
+    (tmp_path / "old_here.py").write_text("import experiments.knights_plugin\n")
+    meta_path = list(sys.meta_path)
+    with pytest.raises(plugins.PluginError) as info:
+        plugins.load("old_here:rule")
+    assert info.value.found == ("it imports experiments.knights_plugin, btlab 0.1's name of "
+                                "btlab.experiments.knights.user_rules")
+    assert sys.meta_path == meta_path and "experiments" not in sys.modules
+    # the config names btlab's old module itself
+    with pytest.raises(plugins.PluginError) as info:
+        plugins.load("runner.problems.knights_tour:PROBLEM")
+    assert (info.value.found, info.value.fix) == (
+        "runner.problems.knights_tour, btlab 0.1's name of btlab.problems.knights_tour",
+        "write btlab.problems.knights_tour:PROBLEM")
+    # a name below runner that btlab 0.1 never had is simply not found
+    with pytest.raises(plugins.PluginError) as info:
+        plugins.load("runner.helpers:rule")
+    assert info.value.found == "no module named 'runner.helpers'"
+    # ... and a package of the user's called runner is the one imported now
+    (tmp_path / "runner").mkdir()
+    (tmp_path / "runner" / "__init__.py").write_text("")
+    (tmp_path / "runner" / "helpers.py").write_text("def rule(board, square, c):\n    return c\n")
+    assert plugins.load("runner.helpers:rule").__module__ == "runner.helpers"
+    assert sys.meta_path == meta_path
 
 
 def test_plugin_returning_a_wrong_list_is_an_error_row(tmp_path, monkeypatch, capsys,
@@ -819,7 +689,8 @@ def test_doc_strategy_is_one_function_and_one_entry(tmp_path):
              "-k", "iterators or (same_tree and knights_tour)"],
             cwd=copy, env=env, text=True, capture_output=True, timeout=600, check=False)
         outcomes: dict[str, list[str]] = {}
-        for m in re.finditer(r"^tests/test_contract.py::(\w+)\[(\S+)\] (PASSED|FAILED|SKIPPED)",
+        for m in re.finditer(r"^tests/test_contract.py::(?:Test\w+::)?(\w+)\[(\S+)\] "
+                             r"(PASSED|FAILED|SKIPPED)",
                              run.stdout, re.MULTILINE):
             outcomes.setdefault(m.group(3), []).append(f"{m.group(1)}[{m.group(2)}]")
         return outcomes

@@ -115,6 +115,21 @@ BLOCKS: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
     ("docs/architecture.md", "pip install -q --no-deps --target build/typecheck"): (
         SLOW, "run in a copy of the repository with this interpreter's pip and mypy",
         ("test_architecture_typecheck_slow",)),
+    # ---- docs/library.md
+    ("docs/library.md", "import btlab"): (
+        FAST, "the Python blocks run in order in one namespace, in a folder holding copies "
+        "of configs/ with a node budget of 3,000 (192 rows asserted), Ray from the session "
+        "fixture", ("test_library.py::test_library_md_blocks",)),
+    ("docs/library.md", "config = {"): (
+        FAST, "as the block above", ("test_library.py::test_library_md_blocks",)),
+    ("docs/library.md", "import ray"): (
+        FAST, "as the block above: Ray is already started, so ray.init is not called",
+        ("test_library.py::test_library_md_blocks",)),
+    ("docs/library.md", "page = btlab.report("): (
+        FAST, "as the block above; report.html written", (
+            "test_library.py::test_library_md_blocks",)),
+    ("docs/library.md", "try:"): (
+        FAST, "as the block above", ("test_library.py::test_library_md_blocks",)),
     # ---- README.md
     ("README.md", "python3.11 -m venv .venv && .venv/bin/pip install -q . &&"): (
         FAST, "install steps parsed (pyproject has the btlab script); the run: a copy with a "
@@ -375,7 +390,10 @@ def test_entries_name_real_tests():
         assert kind in (FAST, SLOW, VALIDATED, OUTPUT), key
         assert reason, key
         for name in tests:
-            assert callable(globals().get(name)), f"{key}: no test named {name}"
+            file, _, test = name.rpartition("::")  # FILE::TEST: a test of another file
+            found = (re.search(rf"^def {test}\(", (ROOT / "tests" / file).read_text(), re.M)
+                     if file else callable(globals().get(name)))
+            assert found, f"{key}: no test named {name}"
         if kind != OUTPUT:
             assert tests, f"{key}: a {kind} block needs the test that runs or validates it"
 

@@ -23,6 +23,8 @@ from pathlib import Path
 import pytest
 from helpers.site import btlab_site
 
+from btlab.errors import OLD_NAMES
+
 ROOT = Path(__file__).resolve().parent.parent
 DRIVER_CODES = "PAUSED, SOLVED, EXHAUSTED, NODE_LIMIT, BACKTRACK_LIMIT = 0, 1, 2, 3, 4"
 #: The same names, SOLVED and EXHAUSTED swapped: self-consistent (STATUS maps names).
@@ -80,6 +82,25 @@ def test_the_key_changes_with_every_dependency_and_only_with_them(tmp_path):
     assert cache.cache_key() == key
     # btlab's version is part of the key
     assert cache.cache_key(version="99.0") != cache.cache_key(version="99.1")
+
+
+def test_the_sources_are_named_by_the_new_layout_and_an_edit_there_is_a_new_key(tmp_path):
+    """The key hashes each source under its path in the ``btlab.experiments`` folder (one
+    import name): the kernels' geometry lives in ``experiments/knights/board.py``
+    (``btlab.experiments.knights.board``; btlab 0.1's ``experiments/knights_geometry.py``)."""
+    root = copy_package(tmp_path / "code")
+    cache = load_cache_module(root)
+    names = sorted(p.relative_to(root).as_posix() for p in cache.kernel_sources())
+    modules = [("btlab." + n[:-3].replace("/", ".")).removesuffix(".__init__") for n in names]
+    assert all(importlib.util.find_spec(m) is not None for m in modules), modules
+    moved = {f"{old.replace('.', '/')}.py" for old, new in OLD_NAMES.items()
+             if old.startswith("experiments.") and new != f"btlab.{old}"}
+    assert "experiments/knights_geometry.py" in moved and not moved & set(names)
+    board = root / "experiments" / "knights" / "board.py"
+    assert board in cache.kernel_sources()
+    key = cache.cache_key()
+    board.write_text(board.read_text() + "\n# an edit of the board geometry\n")
+    assert cache.cache_key() != key
 
 
 def test_the_key_is_the_same_wherever_the_code_is(tmp_path):

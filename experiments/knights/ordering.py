@@ -39,6 +39,12 @@ heuristics only; a plug-in orders its candidates itself):
 
 Whatever is still tied after a tie-break goes by move order.
 
+Each built-in heuristic is one orderer function plus one :class:`Heuristic` entry in
+:data:`HEURISTICS` (its name, orderer, engines, kernel code and source), each tie-break
+one key function plus one :class:`TieBreak` entry in :data:`TIE_BREAKS`; the config's
+choices, the compiled kernel's codes and the refusal of ``engine: compiled`` for a
+heuristic without a kernel are all read from them.
+
 With ``none`` every candidate is tied, so only ``random`` changes anything
 (``pohl`` and ``roth`` are no-ops): at each placement the n unvisited onward
 squares, listed in move order, are shuffled by Fisher-Yates with the trial's
@@ -59,6 +65,7 @@ square asked about.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from btlab.experiments.knights.board import DEFAULT_MOVE_ORDER, KnightBoard, validate_move_order
 from btlab.experiments.knights.user_rules import (
@@ -69,19 +76,16 @@ from btlab.experiments.knights.user_rules import (
     rule_name,
     rule_uses_rng,
 )
+from btlab.experiments.registry import Registry, named
 
 # Public names: the ordering of this module and, re-exported, the board of
 # btlab.experiments.knights.board and the plug-in machinery of btlab.experiments.knights.user_rules.
 __all__ = [
-    "DEFAULT_MOVE_ORDER", "HEURISTICS", "TIE_BREAKS", "BoardView", "HeuristicError",
-    "HeuristicRule", "KnightBoard", "Orderer", "PluginOrderer", "SplitMix64", "make_orderer",
-    "rule_name", "rule_uses_rng", "shuffle", "validate_move_order",
+    "DEFAULT_MOVE_ORDER", "HEURISTICS", "TIE_BREAKS", "BoardView", "Heuristic", "HeuristicError",
+    "HeuristicRule", "KnightBoard", "MakeOrderer", "Orderer", "PluginOrderer", "SplitMix64",
+    "TieBreak", "TieKey", "make_orderer", "rule_name", "rule_uses_rng", "shuffle",
+    "validate_move_order",
 ]
-
-#: The built-in heuristics (a plug-in is a callable instead, see :class:`PluginOrderer`).
-HEURISTICS = ("none", "warnsdorff", "static_degree")
-#: The tie-breaks of the built-in heuristics.
-TIE_BREAKS = ("move_order", "random", "pohl", "roth")
 
 #: An ordering function: (square, visited) -> (candidates in the order to try, checks made).
 #: Every orderer :func:`make_orderer` returns also has a bool attribute ``stateful``:
@@ -121,66 +125,102 @@ def shuffle(cands: list[int], rng: SplitMix64) -> list[int]:
     return cands
 
 
-def make_orderer(board: KnightBoard, heuristic: str | HeuristicRule,
-                 tie_break: str = "move_order", seed: int = 0) -> Orderer:
-    """Build the child-ordering function for a heuristic and tie-break.
 
-    Args:
-        board: the board geometry.
-        heuristic: one of :data:`HEURISTICS`, or a plug-in: a callable
-            ``rule(board, square, candidates) -> candidates reordered``
-            (:class:`PluginOrderer`).
-        tie_break: one of :data:`TIE_BREAKS`; with ``none`` only ``random``
-            has an effect, a Fisher-Yates shuffle of the candidates at every
-            placement (:func:`shuffle`); must be ``move_order`` with a plug-in.
-        seed: seed of the ``random`` tie-break, and of a plug-in's ``board.rng``.
+# --------------------------------------------------------------------------- the registries
 
-    Returns:
-        A function ``(square, visited) -> (candidates, checks)``: the unvisited
-        onward squares of ``square`` (indices) in the order to try them, and
-        the number of squares looked at to list and order them. ``visited``
-        is the search's ``bytearray`` of ``rows * cols`` flags, ``square``
-        already set. The function has a bool attribute ``stateful`` (True:
-        its order may depend on earlier calls); a plug-in's is a
-        :class:`PluginOrderer`.
+#: Builds a placement's orderer: ``(board, tie_break, rng) -> Orderer``; ``rng`` is the
+#: trial's SplitMix64 stream (the ``random`` tie-break draws from it).
+MakeOrderer = Callable[[KnightBoard, "TieBreak", SplitMix64], Orderer]
+#: A tie-break's key of one candidate: ``(board, candidate, visited, rng, dynamic) ->
+#: (key, checks made)``, smaller keys first; ``dynamic``: the heuristic counts unvisited
+#: onward squares (``warnsdorff``), else degrees on the empty board.
+TieKey = Callable[[KnightBoard, int, bytearray, SplitMix64, bool], "tuple[int, int]"]
 
-    Raises:
-        ValueError: unknown heuristic or tie-break, or a tie-break other than
-            ``move_order`` with a plug-in.
+
+@dataclass(frozen=True)
+class Heuristic:
+    """A built-in knight's-tour heuristic: one function plus this entry in :data:`HEURISTICS`.
+
+    Attributes:
+        name: the ``heuristic`` value in configs and Parquet.
+        orderer: builds the placement orderer (:data:`MakeOrderer`); the Python engine
+            calls it through :func:`make_orderer`.
+        summary: one line: what it puts first.
+        source: where the rule comes from (paper, book), or ``""``.
+        engines: the engines that run it: ``python`` (the reference) and, when the
+            numba kernel has a loop for it, ``compiled``. ``engine: compiled`` with a
+            heuristic whose entry lacks ``compiled`` is refused when the config is
+            validated.
+        kernel: the code the compiled kernel's loops branch on
+            (:mod:`btlab.experiments.compiled.knights.kernel`), or None: no kernel.
+            Set exactly when ``engines`` holds ``compiled``.
     """
-    if callable(heuristic):
-        if tie_break != "move_order":
-            raise ValueError(
-                f"tie-break {tie_break!r} is not used with a heuristic plug-in "
-                f"({rule_name(heuristic)}), which orders its candidates itself; "
-                "use tie_break 'move_order'")
-        return PluginOrderer(board, heuristic, seed)
-    if heuristic not in HEURISTICS:
-        raise ValueError(f"unknown heuristic {heuristic!r}; expected one of {HEURISTICS} "
-                         "or a callable plug-in")
-    if tie_break not in TIE_BREAKS:
-        raise ValueError(f"unknown tie-break {tie_break!r}; expected one of {TIE_BREAKS}")
+
+    name: str
+    orderer: MakeOrderer
+    summary: str
+    source: str = ""
+    engines: tuple[str, ...] = ("python",)
+    kernel: int | None = None
+
+    def __post_init__(self) -> None:
+        if ("compiled" in self.engines) != (self.kernel is not None):
+            raise ValueError(f"heuristic {self.name!r}: a kernel code exactly when its "
+                             f"engines hold compiled (engines {self.engines}, kernel "
+                             f"{self.kernel})")
+
+
+@dataclass(frozen=True)
+class TieBreak:
+    """A tie-break of the built-in heuristics: one key function plus this entry in
+    :data:`TIE_BREAKS`.
+
+    Attributes:
+        name: the ``tie_break`` value in configs and Parquet.
+        key: the candidate's key among those of equal degree (:data:`TieKey`), or None:
+            every tie stays in move order.
+        summary: one line: what it puts first.
+        source: where it comes from, or ``""``.
+        random: it draws from the trial's SplitMix64 stream: with ``heuristic: none``
+            it shuffles every placement's candidates (:func:`shuffle`), the other
+            tie-breaks leave ``none`` in move order; a split cannot cut it.
+        kernel: the code the compiled kernel's loops branch on (every tie-break has one).
+    """
+
+    name: str
+    key: TieKey | None
+    summary: str
+    kernel: int
+    source: str = ""
+    random: bool = False
+
+
+def _plain(board: KnightBoard, tie: TieBreak, rng: SplitMix64) -> Orderer:
+    """``none``: the candidates in move order; shuffled at every placement with a random
+    tie-break (every candidate ties)."""
     nbrs = board.neighbours
 
-    static = board.static_degree
-    dist2 = board.centre_distance2
-    rng = SplitMix64(seed)
-
-    if heuristic == "none" and tie_break == "random":
+    if tie.random:
         def order_shuffled(sq: int, visited: bytearray) -> tuple[list[int], int]:
             around = nbrs[sq]
             return shuffle([c for c in around if not visited[c]], rng), len(around)
         order_shuffled.stateful = True  # type: ignore[attr-defined]
         return order_shuffled
 
-    if heuristic == "none":
-        def order_none(sq: int, visited: bytearray) -> tuple[list[int], int]:
-            around = nbrs[sq]
-            return [c for c in around if not visited[c]], len(around)
-        order_none.stateful = False  # type: ignore[attr-defined]
-        return order_none
+    def order_none(sq: int, visited: bytearray) -> tuple[list[int], int]:
+        around = nbrs[sq]
+        return [c for c in around if not visited[c]], len(around)
+    order_none.stateful = False  # type: ignore[attr-defined]
+    return order_none
 
-    dynamic = heuristic == "warnsdorff"
+
+def _by_degree(board: KnightBoard, tie: TieBreak, rng: SplitMix64,
+               dynamic: bool) -> Orderer:
+    """Fewest onward squares first: unvisited ones (``dynamic``, Warnsdorff's rule) or all
+    of them on the empty board (``static_degree``); ties by ``tie``'s key, then move order."""
+    nbrs = board.neighbours
+    static = board.static_degree
+    key = tie.key
 
     def order_degree(sq: int, visited: bytearray) -> tuple[list[int], int]:
         around = nbrs[sq]
@@ -203,30 +243,129 @@ def make_orderer(board: KnightBoard, heuristic: str | HeuristicRule,
                         deg += 1
             else:
                 deg = static[c]
-            if tie_break == "move_order":
-                tie = 0
-            elif tie_break == "random":
-                tie = rng.next()
-            elif tie_break == "roth":
-                tie = -dist2[c]
-            else:  # pohl: sum of the onward degrees as if the knight stood on c
-                tie = 0
-                if dynamic:
-                    visited[c] = 1
-                    for x in nbrs[c]:
-                        if not visited[x]:
-                            onward_x = nbrs[x]
-                            checks += len(onward_x)
-                            for y in onward_x:
-                                if not visited[y]:
-                                    tie += 1
-                    visited[c] = 0
-                else:
-                    for x in nbrs[c]:
-                        tie += static[x]
-            keys.append((deg, tie, i, c))
+            if key is None:
+                keys.append((deg, 0, i, c))
+            else:
+                t, looked = key(board, c, visited, rng, dynamic)
+                checks += looked
+                keys.append((deg, t, i, c))
         keys.sort()
         return [k[3] for k in keys], checks
 
-    order_degree.stateful = tie_break == "random"  # type: ignore[attr-defined]
+    order_degree.stateful = tie.random  # type: ignore[attr-defined]
     return order_degree
+
+
+def _warnsdorff(board: KnightBoard, tie: TieBreak, rng: SplitMix64) -> Orderer:
+    """``warnsdorff``: fewest unvisited onward squares first."""
+    return _by_degree(board, tie, rng, dynamic=True)
+
+
+def _static_degree(board: KnightBoard, tie: TieBreak, rng: SplitMix64) -> Orderer:
+    """``static_degree``: fewest onward squares on the empty board first."""
+    return _by_degree(board, tie, rng, dynamic=False)
+
+
+def _random_key(board: KnightBoard, c: int, visited: bytearray, rng: SplitMix64,
+                dynamic: bool) -> tuple[int, int]:
+    """``random``: the next value of the trial's SplitMix64 stream."""
+    return rng.next(), 0
+
+
+def _pohl_key(board: KnightBoard, c: int, visited: bytearray, rng: SplitMix64,
+              dynamic: bool) -> tuple[int, int]:
+    """``pohl``: the sum of the candidate's own onward degrees, as if the knight stood on it:
+    unvisited ones counted one level further (``dynamic``), else the empty board's."""
+    nbrs = board.neighbours
+    tie = checks = 0
+    if dynamic:
+        visited[c] = 1
+        for x in nbrs[c]:
+            if not visited[x]:
+                onward_x = nbrs[x]
+                checks += len(onward_x)
+                for y in onward_x:
+                    if not visited[y]:
+                        tie += 1
+        visited[c] = 0
+    else:
+        static = board.static_degree
+        for x in nbrs[c]:
+            tie += static[x]
+    return tie, checks
+
+
+def _roth_key(board: KnightBoard, c: int, visited: bytearray, rng: SplitMix64,
+              dynamic: bool) -> tuple[int, int]:
+    """``roth``: farthest from the board centre first."""
+    return -board.centre_distance2[c], 0
+
+
+#: The built-in heuristics, by name (a plug-in is a callable instead, see
+#: :class:`PluginOrderer`). Adding one: an orderer function and one entry here; a
+#: compiled kernel adds its loop and code (:mod:`btlab.experiments.compiled.knights`).
+HEURISTICS: Registry[Heuristic] = named(
+    "heuristic",
+    Heuristic("none", _plain, "the move order (with the random tie-break, shuffled at every "
+              "placement)", engines=("python", "compiled"), kernel=0),
+    Heuristic("warnsdorff", _warnsdorff, "fewest unvisited onward squares first",
+              source="H. C. Warnsdorff, Des Rösselsprunges einfachste und allgemeinste "
+              "Lösung, Schmalkalden, 1823", engines=("python", "compiled"), kernel=1),
+    Heuristic("static_degree", _static_degree, "fewest onward squares on the empty board "
+              "first (ignores what is visited)", engines=("python", "compiled"), kernel=2),
+)
+
+#: The tie-breaks of the built-in heuristics, by name.
+TIE_BREAKS: Registry[TieBreak] = named(
+    "tie-break",
+    TieBreak("move_order", None, "the order of the moves (stable)", kernel=0),
+    TieBreak("random", _random_key, "a seeded SplitMix64 draw per tied candidate, smallest "
+             "first", kernel=1, random=True,
+             source="G. Steele, D. Lea, C. Flood, \"Fast splittable pseudorandom number "
+             "generators\", OOPSLA 2014"),
+    TieBreak("pohl", _pohl_key, "smaller sum of the candidate's own onward degrees first",
+             kernel=2, source="I. Pohl, \"A method for finding Hamilton paths and knight's "
+             "tours\", CACM 10(7), 1967"),
+    TieBreak("roth", _roth_key, "farthest from the board centre first", kernel=3,
+             source="A. Roth, as described by D. Squirrel and P. Cull, \"A Warnsdorff-rule "
+             "algorithm for knight's tours on square chessboards\", 1996"),
+)
+
+
+def make_orderer(board: KnightBoard, heuristic: str | HeuristicRule,
+                 tie_break: str = "move_order", seed: int = 0) -> Orderer:
+    """Build the child-ordering function for a heuristic and tie-break.
+
+    Args:
+        board: the board geometry.
+        heuristic: a name in :data:`HEURISTICS`, or a plug-in: a callable
+            ``rule(board, square, candidates) -> candidates reordered``
+            (:class:`PluginOrderer`).
+        tie_break: a name in :data:`TIE_BREAKS`; with ``none`` only ``random``
+            has an effect, a Fisher-Yates shuffle of the candidates at every
+            placement (:func:`shuffle`); must be ``move_order`` with a plug-in.
+        seed: seed of the ``random`` tie-break, and of a plug-in's ``board.rng``.
+
+    Returns:
+        A function ``(square, visited) -> (candidates, checks)``: the unvisited
+        onward squares of ``square`` (indices) in the order to try them, and
+        the number of squares looked at to list and order them. ``visited``
+        is the search's ``bytearray`` of ``rows * cols`` flags, ``square``
+        already set. The function has a bool attribute ``stateful`` (True:
+        its order may depend on earlier calls); a plug-in's is a
+        :class:`PluginOrderer`.
+
+    Raises:
+        ValueError: unknown heuristic or tie-break (the message lists the valid
+            names), or a tie-break other than ``move_order`` with a plug-in.
+    """
+    if callable(heuristic):
+        if tie_break != "move_order":
+            raise ValueError(
+                f"tie-break {tie_break!r} is not used with a heuristic plug-in "
+                f"({rule_name(heuristic)}), which orders its candidates itself; "
+                "use tie_break 'move_order'")
+        return PluginOrderer(board, heuristic, seed)
+    entry = HEURISTICS.get_or_raise(heuristic)
+    tie = TIE_BREAKS.get_or_raise(tie_break)
+    return entry.orderer(board, tie, SplitMix64(seed))

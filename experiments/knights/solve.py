@@ -8,9 +8,10 @@ tour* ends a knight's move from its start. Squares are numbered
 The search is depth-first backtracking. At each placement the onward squares
 are listed (unvisited squares a knight's move away) and ordered by a
 *heuristic* (``none``, ``warnsdorff``, ``static_degree`` or a plug-in
-callable) with a *tie-break* (``move_order``, ``random``, ``pohl``,
-``roth``); the heuristic only orders children, the search still backtracks
-when it gets stuck. The ordering lives in :mod:`btlab.experiments.knights.ordering`
+callable; the registry :data:`HEURISTICS`) with a *tie-break* (``move_order``,
+``random``, ``pohl``, ``roth``; :data:`TIE_BREAKS`); the heuristic only orders
+children, the search still backtracks when it gets stuck. The ordering lives in
+:mod:`btlab.experiments.knights.ordering`
 (see there for the heuristics and tie-breaks), the board in
 :mod:`btlab.experiments.knights.board` and the plug-ins in
 :mod:`btlab.experiments.knights.user_rules`; this module re-exports them.
@@ -55,7 +56,7 @@ from btlab.experiments.knights.ordering import (
     rule_uses_rng,
     validate_move_order,
 )
-from btlab.experiments.registry import Strategy, strategies
+from btlab.experiments.registry import WITH_BACKTRACKS, Strategy, strategies
 
 # Public names: this module's searches and, re-exported, the board and ordering
 # layer of btlab.experiments.knights.ordering, which re-exports btlab.experiments.knights.board
@@ -347,7 +348,8 @@ def solve_knights_tour(
         mode: ``first`` (stop at the first tour) or ``count`` (all tours from start).
         strategy: ``recursive``, ``iterative`` or ``amb`` (in
             :mod:`btlab.experiments.knights.amb`; small boards only).
-        heuristic: ``none``, ``warnsdorff`` or ``static_degree``, or a plug-in
+        heuristic: a name in :data:`HEURISTICS` (``none``, ``warnsdorff``,
+            ``static_degree``), or a plug-in
             callable ``rule(board, square, candidates)`` returning the
             candidates in the order to try them (see
             :class:`~btlab.experiments.knights.user_rules.PluginOrderer`).
@@ -360,8 +362,9 @@ def solve_knights_tour(
         max_nodes: node budget (placements), or None.
         max_seconds: time budget (wall seconds), or None.
         seed: seed of the ``random`` tie-break and of a plug-in's ``board.rng``.
-        max_backtracks: backtrack budget (0: greedy), or None; the ``recursive``
-            and ``iterative`` strategies (python and compiled) honour it.
+        max_backtracks: backtrack budget (0: greedy), or None; the strategies whose
+            entry's ``budgets`` hold ``backtracks`` honour it (``recursive`` and
+            ``iterative``, python and compiled).
 
     Returns:
         A :class:`SearchResult`; its ``solution`` is the first tour found as
@@ -379,8 +382,10 @@ def solve_knights_tour(
     start_sq = board.square(*start)
     mode = Mode(mode)
     entry = STRATEGIES.get_or_raise(strategy)
-    if max_backtracks is not None and strategy == "amb":
-        raise ValueError("the amb strategy has no backtrack budget: use recursive or iterative")
+    if max_backtracks is not None and "backtracks" not in entry.budgets:
+        able = [s for s, e in STRATEGIES.items() if "backtracks" in e.budgets]
+        raise ValueError(f"the {strategy} strategy has no backtrack budget: use one of "
+                         f"{', '.join(able)}")
     budget = Budget(max_nodes, max_seconds, max_backtracks)
     budget.start()  # the board's tables count: building them for 4M squares takes seconds
     if not board.build_tables(budget.out_of_time, degrees=heuristic != "none"):
@@ -416,10 +421,12 @@ STRATEGIES = strategies(
     "knight's tour strategy",
     Strategy("recursive", _recursive, "depth-first backtracking, a Python function calling "
              "itself (big boards in a big-stack thread)",
-             engines=("python",), max_size=250_000, splittable=True, tree="dfs"),
+             engines=("python",), max_size=250_000, splittable=True, tree="dfs",
+             budgets=WITH_BACKTRACKS),
     Strategy("iterative", _search_iterative, "the same search with an explicit stack (no "
              "recursion limit); the compiled engine runs this one",
-             engines=("python", "compiled"), max_size=4_000_000, splittable=True, tree="dfs"),
+             engines=("python", "compiled"), max_size=4_000_000, splittable=True, tree="dfs",
+             budgets=WITH_BACKTRACKS),
     Strategy("amb", _amb, "McCarthy's Amb operator by re-execution: a choice point per "
              "placement (quadratic, small boards)",
              source="J. McCarthy, \"A basis for a mathematical theory of computation\", 1963",

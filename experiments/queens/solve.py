@@ -97,7 +97,7 @@ from btlab.experiments.queens.construct import (
 )
 from btlab.experiments.queens.enumerate import search_brute_force, search_functional
 from btlab.experiments.queens.symmetry import DEEP_BOARD, is_canonical
-from btlab.experiments.registry import Strategy, strategies
+from btlab.experiments.registry import WITH_BACKTRACKS, Strategy, strategies
 
 __all__ = ["CONSTRUCTIONS", "DEEP_BOARD", "PRODUCT_SEED", "STRATEGIES", "construct_queens",
            "is_canonical", "search_subtree", "solve_queens"]
@@ -126,10 +126,12 @@ STRATEGIES = strategies(
     Strategy("recursive", _deep(search_recursive),
              "row-by-row backtracking, a Python function calling itself",
              source="N. Wirth, Algorithms + Data Structures = Programs, 1976, sec. 3.5",
-             max_size=10_000, splittable=True, tree="rows"),
+             max_size=10_000, splittable=True, tree="rows",
+             budgets=WITH_BACKTRACKS),
     Strategy("iterative", search_iterative,
              "the same search with an explicit stack",
-             max_size=100_000, splittable=True, tree="rows"),
+             max_size=100_000, splittable=True, tree="rows",
+             budgets=WITH_BACKTRACKS),
     Strategy("amb", search_amb,
              "McCarthy's Amb operator by re-execution, require() right after each choice",
              source="J. McCarthy, \"A basis for a mathematical theory of computation\", 1963",
@@ -142,7 +144,8 @@ STRATEGIES = strategies(
              "row-by-row backtracking on three bit masks; the compiled engine runs this one",
              source="M. Richards, \"Backtracking algorithms in MCPL using bit patterns and "
              "recursion\", 1997",
-             engines=("python", "compiled"), max_size=100_000, splittable=True, tree="rows"),
+             engines=("python", "compiled"), max_size=100_000, splittable=True, tree="rows",
+             budgets=WITH_BACKTRACKS),
     Strategy("construction", solve_construction,
              "no search: an explicit formula for every n >= 4, or the product that grows a "
              "5-queens solution into 5^k queens; always verified",
@@ -151,9 +154,6 @@ STRATEGIES = strategies(
              max_size=10_000_000, options=("method",), modes=("first",)),
 )
 
-
-#: The strategies that honour a backtrack budget (``max_backtracks``).
-BACKTRACK_BUDGET_STRATEGIES = ("recursive", "iterative", "bitmask")
 
 
 def solve_queens(
@@ -180,8 +180,8 @@ def solve_queens(
             n >= 4) or ``product`` (n = 5^k); only with that strategy.
         max_nodes: node budget (placements), or None.
         max_seconds: time budget (wall seconds), or None.
-        max_backtracks: backtrack budget (0: greedy), or None; the strategies of
-            :data:`BACKTRACK_BUDGET_STRATEGIES` only.
+        max_backtracks: backtrack budget (0: greedy), or None; only the strategies
+            whose entry's ``budgets`` hold ``backtracks``.
 
     Returns:
         A :class:`SearchResult`; its ``solution`` is the first solution found
@@ -206,9 +206,10 @@ def solve_queens(
                          f"not to {strategy!r}")
     if unique and mode is not Mode.COUNT:
         raise ValueError("unique counting needs mode='count'")
-    if max_backtracks is not None and strategy not in BACKTRACK_BUDGET_STRATEGIES:
+    if max_backtracks is not None and "backtracks" not in entry.budgets:
+        able = [s for s, e in STRATEGIES.items() if "backtracks" in e.budgets]
         raise ValueError(f"the {strategy} strategy has no backtrack budget: use one of "
-                         f"{', '.join(BACKTRACK_BUDGET_STRATEGIES)}")
+                         f"{', '.join(able)}")
     budget = Budget(max_nodes, max_seconds, max_backtracks)
     budget.start()  # setup counts too (a construction's n queens, a deep-search thread)
     options = {"method": method} if "method" in entry.options else {}

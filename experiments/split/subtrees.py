@@ -47,7 +47,8 @@ row 0 is depth 1 (the empty board is depth 0).
      with the counters so far and status ``time_limit``.
 
 :func:`solve_split` is the serial reference: plan, run every needed task in
-this process, combine (re-running a budget-crossing task).
+this process, combine (re-running a budget-crossing task), by the one serial loop
+:func:`run_serial` over a :class:`TaskResults`, which the runner's serial backend runs too.
 
 Each problem brings a :class:`Splitter` (:mod:`btlab.experiments.split.base`):
 how to normalise its parameters, walk the top part and run one subtree.
@@ -74,9 +75,10 @@ from btlab.experiments.split.base import ENGINES, ENTER, EXIT, NO_CAP, TASK, Spl
 from btlab.experiments.split.knights import KNIGHTS
 from btlab.experiments.split.queens import QUEENS
 
-__all__ = ["ENGINES", "ENTER", "EXIT", "SPLITTERS", "TASK", "Combined", "NeedRerun", "NeedTask",
-           "Outcome", "SplitError", "SplitPlan", "Splitter", "auto_depth", "combine",
-           "get_splitter", "plan_split", "run_subtree", "run_task", "solve_split"]
+__all__ = ["ENGINES", "ENTER", "EXIT", "NOT_REACHED", "OUT_OF_TIME", "SPLITTERS", "TASK",
+           "Combined", "NeedRerun", "NeedTask", "Outcome", "SplitError", "SplitPlan", "Splitter",
+           "TaskResults", "auto_depth", "combine", "get_splitter", "plan_split", "run_serial",
+           "run_subtree", "run_task", "solve_split"]
 
 #: The splitter of each problem, by name.
 SPLITTERS: Registry[Splitter] = Registry("problem", {s.name: s for s in (KNIGHTS, QUEENS)})
@@ -376,58 +378,151 @@ def combine(plan: SplitPlan, results: Sequence[SearchResult | None],
     return finish(Status.EXHAUSTED)
 
 
+#: The result of a task the node budget cannot reach, and of one the time budget left unrun.
+NOT_REACHED = SearchResult(Status.NODE_LIMIT, 0, 0, 0, 0, 0, 0)
+OUT_OF_TIME = SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)
+
+
+class TaskResults:
+    """The task results of one split search so far, filled in as the tasks finish.
+
+    The one serial loop (:func:`run_serial`, behind :func:`solve_split` and the runner's
+    serial backend) and the runner's Ray scheduler read and fill it through these
+    methods; the runner's ``SplitState`` (:mod:`btlab.execution.split_state`) extends it
+    with a checkpoint, progress and the work wasted.
+
+    Attributes:
+        plan, max_nodes: the plan and the whole search's node budget (None: none).
+        n: the number of tasks.
+        results: one entry per task: its result, or None while unknown.
+        frontier: the first task without a result.
+        done_before: the nodes of the tasks before the frontier.
+        done: the tasks with a result.
+    """
+
+    def __init__(self, plan: SplitPlan, max_nodes: int | None):
+        self.plan = plan
+        self.max_nodes = max_nodes
+        self.n = len(plan.tasks)
+        self.results: list[SearchResult | None] = [None] * self.n
+        self.frontier = 0
+        self.done_before = 0
+        self.done = 0
+
+    def _advance(self) -> None:
+        results = self.results
+        while self.frontier < self.n and results[self.frontier] is not None:
+            self.done_before += results[self.frontier].nodes  # type: ignore[union-attr]
+            self.frontier += 1
+
+    def budget(self, index: int) -> int | None:
+        """The node cap of task ``index`` now (:meth:`SplitPlan.task_budget`; 0: not
+        reachable within the budget)."""
+        return self.plan.task_budget(index, self.max_nodes,
+                                     self.done_before if index >= self.frontier else 0)
+
+    def run(self, index: int, max_nodes: int | None, seconds: float | None) -> SearchResult:
+        """Run task ``index`` here (:func:`run_task`)."""
+        return run_task(self.plan, index, max_nodes, seconds)
+
+    def skip_unreachable(self, index: int) -> bool:
+        """Mark task ``index`` as not needed when the node budget runs out before it."""
+        if self.max_nodes is not None and self.budget(index) == 0:
+            self.results[index] = NOT_REACHED
+            self.done += 1
+            self._advance()
+            return True
+        return False
+
+    def arrive(self, index: int, result: SearchResult) -> None:
+        """Task ``index`` finished with ``result``."""
+        if self.results[index] is None:
+            self.done += 1
+        self.results[index] = result
+        self._advance()
+
+    def rerun(self, out: NeedRerun) -> None:
+        """Forget task ``out.index``'s result before running it again with the budget left."""
+        self.results[out.index] = None
+        self.done -= 1
+        if out.index < self.frontier:
+            self.frontier = out.index
+            self.done_before = sum(r.nodes for r in self.results[:out.index]
+                                   if r is not None)
+
+    def time_out(self, out: Any = None) -> None:
+        """The time budget is spent: every missing result (and the result of a task
+        awaiting its re-run, ``out``) counts as stopped with no work."""
+        for i in range(self.n):
+            if self.results[i] is None:
+                self.results[i] = OUT_OF_TIME
+        if isinstance(out, NeedRerun):
+            self.results[out.index] = OUT_OF_TIME
+        self._advance()
+
+    def finish(self, out: Combined) -> SearchResult:
+        """The search's result, once :func:`combine` has it."""
+        return out.result
+
+
+def run_serial(tasks: TaskResults, deadline: float | None = None) -> SearchResult:
+    """Run the tasks the replay needs, in order, in this process, and combine them.
+
+    Tasks run in growing batches from the one :func:`combine` needs, so that the
+    replay (linear in the events) runs O(log tasks) times, not once per task; each
+    under :meth:`TaskResults.budget` (the budget it can use at most), and a task
+    crossing the node budget is run again with the budget left. The serial reference
+    (:func:`solve_split`) and the runner's serial backend both run this loop.
+
+    Args:
+        tasks: the plan's results so far (a resumed run brings some).
+        deadline: ``time.perf_counter()`` at which the time budget is spent, or None.
+
+    Returns:
+        :meth:`TaskResults.finish` of the combined result.
+    """
+    plan = tasks.plan
+    calls = 0
+    while True:
+        out = combine(plan, tasks.results, tasks.max_nodes)
+        if isinstance(out, Combined):
+            return tasks.finish(out)
+        seconds = None if deadline is None else deadline - time.perf_counter()
+        if seconds is not None and seconds <= 0:
+            tasks.time_out(out)
+            continue
+        if isinstance(out, NeedRerun):
+            tasks.rerun(out)
+            tasks.arrive(out.index, tasks.run(out.index, out.max_nodes, seconds))
+            continue
+        batch = 1 << min(calls, 30)
+        calls += 1
+        # the replay has used every task before the one it needs: all are known
+        for i in range(out.index, min(out.index + batch, tasks.n)):
+            if tasks.results[i] is None and not tasks.skip_unreachable(i):
+                tasks.arrive(i, tasks.run(i, tasks.budget(i), seconds))
+
+
 def solve_split(problem: str | Splitter, params: Mapping[str, Any], depth: int, *,
                 max_nodes: int | None = None, max_seconds: float | None = None) -> SearchResult:
-    """The serial reference: plan, run the needed tasks in order here, combine.
+    """The serial reference: plan, run the needed tasks in order here, combine
+    (:func:`run_serial`).
 
-    Tasks are run one after the other, in growing batches from the one the
-    replay needs, each under :meth:`SplitPlan.task_budget`; a task crossing
-    the node budget is run again with the budget left. The time budget is
-    one deadline for the whole call.
+    The time budget is one deadline for the whole call, planning included.
 
     Args:
         problem, params, depth: as :func:`plan_split`.
         max_nodes, max_seconds: the whole search's budgets, or None.
 
     Returns:
-        The sequential search's :class:`SearchResult` (exact but for a time
-        limit), with ``extra["split_tasks"]`` = the number of tasks.
+        The sequential search's :class:`SearchResult` (exact but for a time limit).
 
     Raises:
         SplitError, ValueError: as :func:`plan_split`.
     """
     deadline = None if max_seconds is None else time.perf_counter() + max_seconds
     plan = plan_split(problem, params, depth, max_nodes)
-    results: list[SearchResult | None] = [None] * len(plan.tasks)
-    calls = 0
-    while True:
-        out = combine(plan, results, max_nodes)
-        if isinstance(out, Combined):
-            return out.result
-        budget_nodes = out.max_nodes if isinstance(out, NeedRerun) else max_nodes
-        seconds = None
-        if deadline is not None:
-            seconds = deadline - time.perf_counter()
-            if seconds <= 0:
-                results[out.index] = SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)
-                continue
-        if isinstance(out, NeedRerun):
-            results[out.index] = run_task(plan, out.index, budget_nodes, seconds)
-            continue
-        # Run a growing batch of tasks from the one needed, so that the replay
-        # (linear in the events) runs O(log tasks) times, not once per task.
-        # Each task gets the budget it can use at most (SplitPlan.task_budget),
-        # so the exactness tests exercise capped tasks and their re-runs.
-        batch = 1 << min(calls, 30)
-        calls += 1
-        # The replay has used every task before the one it needs: all are known.
-        done_before = sum(r.nodes for r in results[:out.index] if r is not None)
-        for i in range(out.index, min(out.index + batch, len(results))):
-            r = results[i]
-            if r is None:
-                r = results[i] = run_task(plan, i, plan.task_budget(i, max_nodes, done_before),
-                                          seconds)
-            done_before += r.nodes
+    return run_serial(TaskResults(plan, max_nodes), deadline)
 
 
 def auto_depth(problem: str | Splitter, params: Mapping[str, Any], min_tasks: int,

@@ -26,19 +26,21 @@ Modules. This one loads results (:func:`load`, with dtypes), summarises them
 (:func:`summary`) and lays a knight's-tour metric out by start square
 (:func:`start_grid`). The paired comparison (:func:`compare`,
 :class:`Comparison`, :func:`timing_spread`) lives in :mod:`btlab.analysis.pairing`,
-the column roles, repeat folding, row selection and value formatting in
-:mod:`btlab.analysis.columns`, the survival analysis in :mod:`btlab.analysis.kaplan_meier` and the
-share of trials solved (:func:`solved_share`) in :mod:`btlab.analysis.rates`; their
+the column roles, repeat folding and row selection in
+:mod:`btlab.analysis.columns`, value formatting in :mod:`btlab.analysis.formatting`,
+the survival analysis in :mod:`btlab.analysis.kaplan_meier` and the share of
+trials solved (:func:`solved_share`) in :mod:`btlab.analysis.rates`; their
 public names are re-exported here, so
 ``analysis.compare(...)`` and ``analysis.aggregate_repeats(...)`` keep working.
 
 Modules:
 
-- ``columns``: the rows as a DataFrame: column roles, repeat folding, row selection, value
-  formats.
+- ``columns``: the rows as a DataFrame: column roles, repeat folding, row selection.
 - ``config_order``: the order of a sweep's trials as its config expands them, for every table.
 - ``counted_rows``: which rows of a results folder the tables count (show, report, compare).
 - ``folder_diff``: two results folders compared trial by trial (``btlab compare``).
+- ``formatting``: values as text: counts, bounds, durations, estimates (one set of
+  formatters).
 - ``kaplan_meier``: survival analysis of search cost: Kaplan-Meier curves, quantiles, log-rank.
 - ``pairing``: a metric between two selections, trial by trial (:func:`compare`).
 - ``rates``: the share of trials that found a solution within their budget.

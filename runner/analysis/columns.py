@@ -4,8 +4,9 @@ The layer under :mod:`btlab.analysis` and :mod:`btlab.analysis.pairing` (both im
 it; it imports neither): which columns are counters, timings and parameters
 (:func:`parameter_columns`), which identify a trial (:func:`trial_keys`),
 folding the repeats of a trial into one row (:func:`aggregate_repeats`),
-selecting rows by ``column=value`` (:func:`select`) and writing a value as
-text with its bound mark (:func:`format_value`). Every public name here is
+selecting rows by ``column=value`` (:func:`select`); writing a value as
+text with its bound mark (:func:`format_value`, :func:`format_seconds`) lives in
+:mod:`btlab.analysis.formatting` and is re-exported here. Every public name here is
 also importable from :mod:`btlab.analysis`.
 
 Repeats. A config's ``repeats`` runs each trial several times for timing; the
@@ -16,36 +17,37 @@ counters and status of the first repeat and the median timings
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from btlab.analysis.formatting import format_seconds, format_value
 from btlab.problems import plugins
 from btlab.problems.registry import PROBLEMS, get_problem
+from btlab.store import schema
 
 #: Counters of the metrics contract (``docs/metrics.md``; identical across repeats of a trial).
-COUNTERS = ("nodes", "backtracks", "dead_ends", "checks", "solutions", "max_depth")
+COUNTERS = schema.names(schema.COUNTER)
 #: Timings in nanoseconds (they vary across repeats; folded by the median).
-TIMINGS = ("wall_ns", "cpu_ns")
+TIMINGS = schema.names(schema.TIMING)
 #: Parameter columns of each known problem, in the order of the Parquet schema.
 PARAMETERS: dict[str, tuple[str, ...]] = {
     name: tuple(problem.columns.names) for name, problem in PROBLEMS.items()}
-#: Columns that are never parameters (ids, budget, metrics, solution, provenance).
+#: Columns that are never parameters: every column of :data:`btlab.store.schema.COLUMNS`
+#: (ids, budget, metrics, solution, provenance, and ``source`` and ``repeats`` of a
+#: DataFrame) and the built-in problems' extra counters.
 NOT_PARAMETERS = frozenset({
-    "trial_id", "run_id", "problem", "source", "budget_nodes", "budget_seconds", "seed",
-    "budget_backtracks", "restarts", "probes", "censored", "abandoned", "attempts",
-    "success_seed", "estimate", "estimate_se", "solutions_estimate", "solutions_estimate_se",
-    "repeat", "repeats", "status", *COUNTERS, *TIMINGS, "solution", "error",
-    *{c for problem in PROBLEMS.values() for c in problem.extra_columns}, "compile_ns",
-    "candidates", "btlab_version", "git_commit", "python_version", "ray_version", "host",
-    "node_id", "pid", "started_at", "plugins", "git_dirty",
+    *schema.names(where=(schema.ROW, schema.IF_EXTRA, schema.FRAME)),
+    *{c for problem in PROBLEMS.values() for c in problem.extra_columns},
 })
 #: Columns besides the parameters that tell two trials apart (not the repeat).
-_TRIAL_KEYS = ("source", "problem", "budget_nodes", "budget_seconds", "budget_backtracks",
-               "restarts", "probes", "seed")
+_TRIAL_KEYS = schema.names(schema.SCOPE, schema.TRIAL_KEY, where=(schema.ROW, schema.FRAME))
 
+
+__all__ = ["COUNTERS", "NOT_PARAMETERS", "PARAMETERS", "TIMINGS", "aggregate_repeats",
+           "as_list", "format_seconds", "format_value", "parameter_columns",
+           "require_columns", "select", "trial_keys"]
 
 # --------------------------------------------------------------------------- columns
 
@@ -149,39 +151,6 @@ def select(df: pd.DataFrame, filters: Mapping[str, Any]) -> pd.DataFrame:
                              + (f" (with {dict(list(filters.items()))})" if len(filters) > 1
                                 else "") + f"; {col} takes the values {present}")
     return df.loc[mask]
-
-
-# --------------------------------------------------------------------------- text
-
-
-def format_value(metric: str, value: Any, bound: bool | str = False) -> str:
-    """Text of one value: counters ``1,234``, timings ``12.3 ms``, ratios 3 digits.
-
-    ``bound`` is False / ``"exact"`` (no mark), True / ``">="``, ``"<="`` or
-    ``"unknown"`` (written ``unknown``: no value is shown).
-    """
-    if bound == "unknown":
-        return "unknown"
-    mark = ">=" if bound is True else ("" if bound in (False, "exact", None) else str(bound))
-    if value is None or (isinstance(value, float) and math.isnan(value)) or pd.isna(value):
-        return "-"
-    if metric.endswith("_ns"):
-        return mark + format_seconds(float(value) / 1e9)
-    v = float(value)
-    if not math.isfinite(v):
-        return mark + str(v)
-    if metric == "ratio" or (not v.is_integer() and abs(v) < 1000):
-        return mark + f"{v:.3g}"
-    return mark + f"{v:,.0f}"
-
-
-def format_seconds(seconds: float) -> str:
-    """``1.23 s``, ``45.6 ms``, ``789 us`` or ``12 ns`` (3 significant digits)."""
-    s = abs(seconds)
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if s >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds * 1e9:.3g} ns"
 
 
 # --------------------------------------------------------------------------- helpers

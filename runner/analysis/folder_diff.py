@@ -16,16 +16,12 @@ import pandas as pd
 
 from btlab.analysis.config_order import in_config_order
 from btlab.analysis.counted_rows import select_rows
+from btlab.store import schema
 from btlab.store.folder import load_rows
 
-#: Columns never compared: timings and provenance.
-IGNORED = frozenset({"run_id", "wall_ns", "cpu_ns", "btlab_version", "git_commit", "git_dirty",
-                     "python_version", "ray_version", "host", "node_id", "pid", "started_at",
-                     "compile_ns", "error",
-                     # how a split trial was run, not what it found (wasted_nodes
-                     # depends on scheduling)
-                     "split_depth", "split_tasks", "wasted_nodes",
-                     "split_resumed"})
+#: Columns never compared: timings, provenance, how a split trial was run (the columns of
+#: :data:`btlab.store.schema.COLUMNS` that are not ``compared``).
+IGNORED = frozenset(c.name for c in schema.COLUMNS if not c.compared)
 
 
 @dataclass
@@ -97,6 +93,29 @@ def compare_folders(a: str | Path, b: str | Path, all_rows: bool = False) -> Fol
     out = compare_frames(chosen[0][1].rows, chosen[1][1].rows)
     out.notes = [(str(folder), note) for folder, sel in chosen for note in sel.notes]
     return out
+
+
+def compare(a: str | Path, b: str | Path, *, all_rows: bool = False) -> FolderDiff:
+    """Compare two results folders trial by trial (``btlab compare``).
+
+    Args:
+        a, b: results folders (or filesystem URIs), e.g. a laptop's run and a
+            cluster's run of one config.
+        all_rows: count every row of each folder, not only the trials of the config
+            last run into it (``btlab compare --all``).
+
+    Returns:
+        A :class:`FolderDiff`: ``identical``, the trial ids on one side only
+        (``only_a``, ``only_b``), ``differences`` (a DataFrame of shape (differing
+        cells, 4): ``trial_id``, ``column``, ``a``, ``b``), ``compared`` (trials on
+        both sides), ``columns`` (the deterministic columns compared: every column
+        but :data:`IGNORED`) and ``notes``. :func:`describe` words it as ``btlab
+        compare`` prints it.
+
+    Raises:
+        ResultsError: a folder holds no btlab results.
+    """
+    return compare_folders(a, b, all_rows=all_rows)
 
 
 def describe(cmp: FolderDiff, a: str, b: str, limit: int = 20) -> str:

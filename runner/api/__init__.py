@@ -3,6 +3,6 @@ run``.
 
 Modules:
 
-- ``run``: ``btlab run``: check the whole config, stream its trials to a backend, write their
-  rows.
+- ``run``: ``btlab.run``, ``btlab.validate`` and the sweep they share with ``btlab run``:
+  check the whole config, stream its trials to a backend, write their rows.
 """

@@ -24,6 +24,7 @@ import errno
 import itertools
 import json
 import os
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -31,7 +32,6 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from btlab.api.run import cmd_run
 from btlab.errors import BtlabError, WriteError
 from btlab.execution.interrupts import catching_signals, settle
 
@@ -228,17 +228,73 @@ def _interrupted() -> None:
         "btlab: interrupted; rows already finished are on disk (run again to resume)")
 
 
-def cmd_validate(args, console: Console) -> int:
-    # CLI start-up: `btlab --help` imports no pandas or pydantic
-    from btlab.config.model import DEFAULT_TRIAL_CAP, load_config
-    from btlab.sweep.expand import EXACT_COUNT_BLOCKS, check_blocks, iter_trials, plan_size
+def cmd_run(args, console: Console) -> int:
+    """``btlab run``: :func:`btlab.api.run.sweep`, told on ``console``; the exit status."""
+    from btlab.api.run import sweep  # CLI start-up: `btlab --help` imports no pandas
 
-    config = load_config(args.config, args.overrides)
+    outcome = sweep(args.config, *args.overrides, backend=args.backend, address=args.address,
+                    out=args.out, fresh=args.fresh, workers=args.workers,
+                    batch_size=args.batch_size, retry_errors=not args.no_retry_errors,
+                    dashboard=args.dashboard, yes=args.yes, console=console,
+                    say=console.print, progress=not args.quiet, tables=True)
+    if outcome.interrupted:
+        console.print("interrupted: finished rows are on disk; run the same command to resume")
+        return 130
+    folder = str(outcome.folder)
+    if outcome.has_parts:
+        for line in _closing_lines(outcome.config, folder):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+    for line in outcome.failures.summary(outcome.folder):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    if outcome.failed:
+        console.print(f"[red]{outcome.failed} trial(s) ended with status error[/red] "
+                      "(the message is in the error column)")
+        return 1
+    if outcome.kept_errors:
+        # nothing failed in this run, but the folder holds error rows of the config's
+        # trials (kept by --no-retry-errors): the same exit status `btlab show` gives
+        console.print(f"[red]{outcome.kept_errors} trial(s) of this config have status "
+                      "error[/red] (kept by --no-retry-errors; a rerun without it runs them "
+                      "again)")
+        return 1
+    return 0
+
+
+def _closing_lines(config, folder: str) -> list[str]:
+    """What the tables' ``>=`` means for this config's budget, and what to run next."""
+    budget = config.model.budget
+    limits = [f"{budget.nodes:,} placements" if budget.nodes else "",
+              f"{budget.backtracks:,} backtracks" if budget.backtracks is not None else "",
+              f"{budget.seconds:g} s" if budget.seconds else ""]
+    limit = " or ".join(x for x in limits if x)
+    m = config.model
+    written = [m.fixed, m.matrix, *m.include]
+    if any("budget" in e for e in written):  # each trial's own: its budget_* columns
+        limit = "each trial's budget: columns budget_nodes, budget_backtracks, budget_seconds"
+    if m.restarts is not None or any("restarts" in e for e in written):
+        limit = (f"{limit}, or max restarts (status restart_limit)" if limit
+                 else "max restarts (status restart_limit)")
+    quoted = shlex.quote(folder)
+    lines = [f"censored trials: stopped at the budget ({limit}) before finishing; their "
+             "counters are lower bounds, written >=N"] if limit else []
+    return lines + [f"next: btlab show {quoted} (these tables again); btlab report {quoted} "
+                    "-o report.html (survival curves, pairwise comparisons, every start)"]
+
+
+def cmd_validate(args, console: Console) -> int:
+    """``btlab validate``: :func:`btlab.api.run.validate`, its count and five samples printed."""
+    # CLI start-up: `btlab --help` imports no pandas or pydantic
+    from btlab.api.run import validate
+    from btlab.config.model import DEFAULT_TRIAL_CAP
+    from btlab.sweep.expand import EXACT_COUNT_BLOCKS, check_blocks, plan_size
+
+    trials = validate(args.config, *args.overrides)
+    config = trials.config
     label = escape(" ".join([args.config, *args.overrides]))  # [6,6] is no rich markup
     planned, how = plan_size(config, DEFAULT_TRIAL_CAP)
     if planned > DEFAULT_TRIAL_CAP:
         # too large to walk: check one trial of each block, count by arithmetic
-        samples = list(itertools.islice(iter_trials(config), 5))
+        samples = list(itertools.islice(trials, 5))
         whole = check_blocks(config)
         size = f"{planned:,}" if how == "exact" else f"{how} {planned:,}"
         console.print(f"{label}: OK -- problem {config.problem.name}, {size} trials: over "
@@ -249,7 +305,7 @@ def cmd_validate(args, console: Console) -> int:
     else:
         total = 0
         samples = []
-        for trial in iter_trials(config):
+        for trial in trials:
             total += 1
             if len(samples) < 5:
                 samples.append(trial)
@@ -309,21 +365,23 @@ def cmd_show(args, console: Console) -> int:
 
 
 def cmd_compare(args, console: Console) -> int:
+    """``btlab compare``: :func:`btlab.analysis.folder_diff.compare`, described; 0: identical."""
     # CLI start-up: `btlab --help` imports no pandas
-    from btlab.analysis.folder_diff import compare_folders, describe
+    from btlab.analysis.folder_diff import compare, describe
 
-    result = compare_folders(args.results_a, args.results_b, all_rows=args.all)
+    result = compare(args.results_a, args.results_b, all_rows=args.all)
     console.print(describe(result, args.results_a, args.results_b), markup=False)
     return 0 if result.identical else 1
 
 
 def cmd_report(args, console: Console) -> int:
+    """``btlab report``: :func:`btlab.views.report.page.report`, written or printed (``-o -``)."""
     # CLI start-up: `btlab --help` imports no pandas or matplotlib
-    from btlab.views.report.page import render_report, write_report
+    from btlab.views.report.page import report
 
     if args.output == "-":
-        return _print_report(render_report(args.results, all_rows=args.all))
-    out = write_report(args.results, args.output, all_rows=args.all)
+        return _print_report(report(args.results, None, all_rows=args.all))
+    out = report(args.results, args.output, all_rows=args.all)
     console.print(f"wrote {out} ({out.stat().st_size / 1024:,.0f} KiB): one self-contained HTML "
                   "file, open it in any browser", markup=False)
     return 0

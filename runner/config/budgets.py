@@ -3,10 +3,11 @@
 
 A backtrack budget stops a search when its backtracks reach B (status
 ``backtrack_limit``, censored); B = 0 is greedy: the first dead end stops it.
-The solvers that honour it are the depth-first searches whose backtracks are
-counted one at a time in tree order: the knight's tour's ``recursive`` and
-``iterative`` strategies (and the compiled engine), and N-Queens'
-``recursive``, ``iterative`` and ``bitmask`` (and the compiled engine). A
+The strategies that honour it say so in their registry entry
+(:attr:`btlab.experiments.registry.Strategy.budgets` holds ``backtracks``): the
+depth-first searches whose backtracks are counted one at a time in tree order
+(the knight's tour's ``recursive`` and ``iterative``, N-Queens' ``recursive``,
+``iterative`` and ``bitmask``; the compiled engines run such a strategy). A
 split search cannot honour one: its subtree tasks run in parallel. Restarts
 need a search that draws from its seed, ``mode: first``, no split, a strategy
 that honours the cut-off, and ``max`` or a trial budget.
@@ -21,14 +22,7 @@ from btlab.config.restarts import Restarts
 from btlab.config.trial_keys import BUDGET, PROBES, RESTARTS
 from btlab.config.yaml_positions import KeyPath
 
-__all__ = ["BACKTRACK_STRATEGIES", "check_backtrack_budget", "check_restarts",
-           "check_trial_budget"]
-
-#: problem -> the strategies that honour a backtrack budget.
-BACKTRACK_STRATEGIES: dict[str, tuple[str, ...]] = {
-    "knights_tour": ("recursive", "iterative"),
-    "n_queens": ("recursive", "iterative", "bitmask"),
-}
+__all__ = ["check_backtrack_budget", "check_restarts", "check_trial_budget", "honouring"]
 
 
 def check_trial_budget(config: SweepConfig, columns: Mapping[str, Any],
@@ -53,13 +47,18 @@ def check_trial_budget(config: SweepConfig, columns: Mapping[str, Any],
     check_estimate(config, columns, src, probes, budget)
 
 
+def honouring(config: SweepConfig, budget: str) -> tuple[str, ...]:
+    """The strategies of the config's problem whose registry entry honours ``budget``
+    (:attr:`btlab.experiments.registry.Strategy.budgets`), in registry order."""
+    return tuple(name for name, entry in (config.problem.strategies or {}).items()
+                 if budget in entry.budgets)
+
+
 def _able(config: SweepConfig, columns: Mapping[str, Any]) -> tuple[str, ...] | None:
     """The strategies of ``columns``' problem that honour a backtrack limit, or None when
-    the trial's strategy (or engine) does."""
-    allowed = BACKTRACK_STRATEGIES.get(config.problem.name, ())
-    if columns.get("engine") == "compiled" or columns.get("strategy") in allowed:
-        return None
-    return allowed
+    the trial's strategy does."""
+    allowed = honouring(config, "backtracks")
+    return None if columns.get("strategy") in allowed else allowed
 
 
 def check_backtrack_budget(config: SweepConfig, columns: Mapping[str, Any],
@@ -73,8 +72,8 @@ def check_backtrack_budget(config: SweepConfig, columns: Mapping[str, Any],
         b: the trial's backtrack budget (None: nothing to check).
 
     Raises:
-        ConfigError: a backtrack budget with ``split``, with a problem other than
-            those of :data:`BACKTRACK_STRATEGIES`, or with a strategy they do not list.
+        ConfigError: a backtrack budget with ``split``, with a problem none of whose
+            strategies honours one, or with a strategy whose entry does not.
     """
     m = config.model
     if b is None:
@@ -86,11 +85,11 @@ def check_backtrack_budget(config: SweepConfig, columns: Mapping[str, Any],
                            "run in parallel and cannot share one)",
                            f"budget.backtracks: {b} with split", "drop split, or use "
                            "budget.nodes instead of budget.backtracks")
-    allowed = BACKTRACK_STRATEGIES.get(config.problem.name)
-    if allowed is None:
-        raise config.error(where, "a backtrack budget only for the problems "
-                           f"{', '.join(BACKTRACK_STRATEGIES)}",
-                           f"budget.backtracks with problem {config.problem.name}",
+    allowed = honouring(config, "backtracks")
+    if not allowed:
+        raise config.error(where, "a backtrack budget only for a problem with a strategy "
+                           "that honours one", f"budget.backtracks with problem "
+                           f"{config.problem.name} (no strategy of it honours one)",
                            "drop budget.backtracks, or use budget.nodes")
     strategy = columns.get("strategy")
     if _able(config, columns) is not None:

@@ -35,15 +35,18 @@ from btlab.execution.interrupts import counting_signals, is_interrupt, reinstall
 from btlab.experiments.core import Status
 from btlab.experiments.loading import interrupt_pending
 from btlab.problems.registry import get_problem
+from btlab.store import schema
 from btlab.sweep.trial import Trial
 
-#: Metric columns every row carries (the metrics contract, ``docs/metrics.md``), in order.
-METRIC_COLUMNS = ("status", "nodes", "backtracks", "dead_ends", "checks", "solutions",
-                  "max_depth", "wall_ns", "cpu_ns")
+#: Metric columns every row carries (the metrics contract, ``docs/metrics.md``), in order:
+#: the status, the counters and the timings of :data:`btlab.store.schema.COLUMNS`.
+METRIC_COLUMNS = schema.names(schema.STATUS, schema.COUNTER, schema.TIMING)
+#: The counters, null in the row of a trial that raised.
+_COUNTERS = schema.names(schema.COUNTER)
 #: Result columns of trials with restarts (:mod:`btlab.config.restarts`) and of ``mode:
 #: estimate``; null in the other rows.
-RESTART_COLUMNS = ("abandoned", "attempts", "success_seed")
-ESTIMATE_COLUMNS = ("estimate", "estimate_se", "solutions_estimate", "solutions_estimate_se")
+RESTART_COLUMNS = schema.names(schema.RESTART)
+ESTIMATE_COLUMNS = schema.names(schema.ESTIMATE)
 
 _HOST = socket.gethostname()
 
@@ -247,15 +250,7 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
         whose cost goes to its own extra column (``compile_ns``).
     """
     row: dict[str, Any] = {
-        "trial_id": trial.trial_id,
-        **trial.columns,
-        "budget_nodes": trial.budget_nodes,
-        "budget_seconds": trial.budget_seconds,
-        "budget_backtracks": trial.budget_backtracks,
-        "restarts": trial.restarts.label() if trial.restarts is not None else None,
-        "probes": trial.probes,
-        "seed": trial.seed,
-        "repeat": trial.repeat,
+        **schema.trial_values(trial),
         "host": _HOST,
         "node_id": node_id,
         "pid": os.getpid(),
@@ -286,8 +281,7 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
                                    trial.budget_nodes, trial.budget_seconds,
                                    trial.budget_backtracks)
                 result = run.result
-                restarted = {"abandoned": run.abandoned, "attempts": run.attempts,
-                             "success_seed": run.success_seed}
+                restarted = {name: getattr(run, name) for name in RESTART_COLUMNS}
             elif trial.columns.get("mode") == "estimate" and trial.split is None:
                 if problem.estimate is None or trial.probes is None:
                     lack = "no estimator" if problem.estimate is None else "no probes"
@@ -332,9 +326,9 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
         del exc
         if signals_seen() != signals:  # one arrived while the message was made
             raise KeyboardInterrupt from None
-        row.update(status=Status.ERROR.value, nodes=None, backtracks=None, dead_ends=None,
-                   checks=None, solutions=None, max_depth=None, wall_ns=wall, cpu_ns=cpu,
-                   solution=None, error=message)
+        row.update(dict.fromkeys(_COUNTERS))
+        row.update(status=Status.ERROR.value, wall_ns=wall, cpu_ns=cpu, solution=None,
+                   error=message)
         for name in extra_columns:
             row[name] = prepared.get(name)
     finally:

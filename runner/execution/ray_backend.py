@@ -46,6 +46,7 @@ from btlab.execution.ray_auth import (
     private_token_for_local_ray,
 )
 from btlab.execution.split_run import Checkpoints, ProgressFn, run_split_trials
+from btlab.store.schema import trial_values
 from btlab.sweep.trial import Trial
 
 Row = dict[str, Any]
@@ -380,11 +381,7 @@ def _lost_row(trial: Trial, status: str, message: str, task: _Task | None = None
     ``node_id`` are those of the task's worker when known; ``started_at`` is
     when the driver saw the trial start (``started``, a ``time.monotonic()``).
     """
-    out: Row = {"trial_id": trial.trial_id, **trial.columns,
-                "budget_nodes": trial.budget_nodes, "budget_seconds": trial.budget_seconds,
-                "budget_backtracks": trial.budget_backtracks,
-                "restarts": trial.restarts.label() if trial.restarts is not None else None,
-                "probes": trial.probes, "seed": trial.seed, "repeat": trial.repeat}
+    out: Row = trial_values(trial)
     out.update({c: None for c in METRIC_COLUMNS})
     out.update(status=status, solution=None, error=message)
     if task is not None and task.started:

@@ -13,14 +13,17 @@ import time
 from typing import Any, Callable, Mapping, Optional
 
 from btlab.execution.execute import subtree_hook
-from btlab.experiments.core import SearchResult, Status
+from btlab.experiments.core import SearchResult
 from btlab.experiments.split.subtrees import (
+    NOT_REACHED,
+    OUT_OF_TIME,
     Combined,
     NeedRerun,
     SplitError,
+    TaskResults,
     auto_depth,
-    combine,
     plan_split,
+    run_serial,
     run_subtree,
 )
 from btlab.problems.registry import get_problem
@@ -38,9 +41,6 @@ AUTO_MAX_DEPTH = 12
 #: made in ``seconds`` of this run (placements per second over the cluster);
 #: summed over the split trials started so far (several run side by side).
 ProgressFn = Callable[[int, int, int, float], None]
-
-_NOT_REACHED = SearchResult(Status.NODE_LIMIT, 0, 0, 0, 0, 0, 0)
-_OUT_OF_TIME = SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)
 
 
 def support(problem: str) -> SplitSupport:
@@ -74,22 +74,19 @@ def _with_extra(result: SearchResult, **extra: int) -> SearchResult:
                         {**result.extra, **extra})
 
 
-class SplitState:
-    """One split trial in progress: the plan, the results so far, budgets, waste, checkpoint."""
+class SplitState(TaskResults):
+    """One split trial in progress: the plan, the results so far (a
+    :class:`~btlab.experiments.split.subtrees.TaskResults`), and what the runner adds:
+    the checkpoint, the progress, the work wasted."""
 
     def __init__(self, trial: Trial, columns, max_nodes, seed, workers: int,
                  checkpoints: Optional[Checkpoints], progress: Optional[ProgressFn]):
         params = split_params(trial.problem, columns, seed)
         self.depth = resolve_depth(trial, params, workers)
         self.splitter = support(trial.problem).splitter
-        self.plan = plan = plan_split(self.splitter, params, self.depth, max_nodes)
-        self.max_nodes = max_nodes
-        self.n = len(plan.tasks)
-        self.results: list[SearchResult | None] = [None] * self.n
+        plan = plan_split(self.splitter, params, self.depth, max_nodes)
+        super().__init__(plan, max_nodes)
         self.wasted = 0
-        self.frontier = 0       # first task without a result
-        self.done_before = 0    # nodes of the tasks before the frontier
-        self.done = 0           # tasks with a result
         self.placements = 0     # placements made by tasks in this run
         self.t0 = time.perf_counter()
         self.progress = progress
@@ -103,49 +100,26 @@ class SplitState:
         self._advance()
         self._report()
 
-    def _advance(self) -> None:
-        results = self.results
-        while self.frontier < self.n and results[self.frontier] is not None:
-            self.done_before += results[self.frontier].nodes  # type: ignore[union-attr]
-            self.frontier += 1
-
     def _report(self) -> None:
         if self.progress is not None:
             self.progress(self.done, self.n, self.placements, time.perf_counter() - self.t0)
 
-    def budget(self, index: int) -> int | None:
-        """The node cap of task ``index`` now (0: not reachable within the budget)."""
-        return self.plan.task_budget(index, self.max_nodes,
-                                     self.done_before if index >= self.frontier else 0)
-
-    def skip_unreachable(self, index: int) -> bool:
-        """Mark task ``index`` as not needed when the budget runs out before it."""
-        if self.max_nodes is not None and self.budget(index) == 0:
-            self.results[index] = _NOT_REACHED
-            self.done += 1
-            self._advance()
-            return True
-        return False
+    def run(self, index: int, max_nodes: int | None, seconds: float | None) -> SearchResult:
+        return run_subtree(self.splitter, self.plan.params, self.plan.tasks[index], max_nodes,
+                           seconds)
 
     def arrive(self, index: int, result: SearchResult) -> None:
-        if self.results[index] is None:
-            self.done += 1
-        self.results[index] = result
+        super().arrive(index, result)
         self.placements += result.nodes
-        if self.checkpoint is not None and result is not _NOT_REACHED:
+        if self.checkpoint is not None and result is not NOT_REACHED:
             self.checkpoint.save(index, result)
-        self._advance()
         self._report()
 
     def rerun(self, out: NeedRerun) -> None:
-        """Forget task ``out.index``'s result before running it again with the budget left."""
+        """Forget task ``out.index``'s result (its work is wasted) before running it again
+        with the budget left."""
         self.wasted += self.results[out.index].nodes  # type: ignore[union-attr]
-        self.results[out.index] = None
-        self.done -= 1
-        if out.index < self.frontier:
-            self.frontier = out.index
-            self.done_before = sum(r.nodes for r in self.results[:out.index]
-                                   if r is not None)
+        super().rerun(out)
 
     def finish(self, out: Combined) -> SearchResult:
         self.wasted += sum(r.nodes for r in self.results[out.last_task + 1:] if r is not None)
@@ -154,16 +128,6 @@ class SplitState:
         self.close()
         return _with_extra(out.result, split_depth=self.depth, split_tasks=self.n,
                            wasted_nodes=self.wasted, split_resumed=self.resumed)
-
-    def time_out(self, out: Any = None) -> None:
-        """The time budget is spent: every missing result (and the result of a
-        task awaiting its re-run, ``out``) counts as stopped with no work."""
-        for i in range(self.n):
-            if self.results[i] is None:
-                self.results[i] = _OUT_OF_TIME
-        if isinstance(out, NeedRerun):
-            self.results[out.index] = _OUT_OF_TIME
-        self._advance()
 
     def close(self) -> None:
         if self.checkpoint is not None:
@@ -174,35 +138,15 @@ def serial_solver(trial: Trial, checkpoints: Optional[Checkpoints] = None,
                   progress: Optional[ProgressFn] = None) -> Callable[..., SearchResult]:
     """A solve call for :func:`btlab.execution.execute.run_trial` running the split in this process.
 
-    Tasks run in order, each only when needed, under the cap of
-    :meth:`SplitState.budget`; the result is saved to ``checkpoints`` when given.
+    The loop is the serial reference's (:func:`btlab.experiments.split.subtrees.run_serial`):
+    tasks run in order, each only when needed, under the cap of
+    :meth:`SplitState.budget`; each result is saved to ``checkpoints`` when given.
     """
     def solve(columns, max_nodes, max_seconds, seed) -> SearchResult:
         st = SplitState(trial, columns, max_nodes, seed, 1, checkpoints, progress)
-        plan = st.plan
         deadline = None if max_seconds is None else time.perf_counter() + max_seconds
         try:
-            calls = 0
-            while True:
-                out = combine(plan, st.results, max_nodes)
-                if isinstance(out, Combined):
-                    return st.finish(out)
-                seconds = None if deadline is None else deadline - time.perf_counter()
-                if seconds is not None and seconds <= 0:
-                    st.time_out(out)
-                    continue
-                if isinstance(out, NeedRerun):
-                    st.rerun(out)
-                    st.arrive(out.index, run_subtree(st.splitter, plan.params,
-                                                     plan.tasks[out.index], out.max_nodes,
-                                                     seconds))
-                    continue
-                batch = 1 << min(calls, 30)  # a growing batch: O(log tasks) replays
-                calls += 1
-                for i in range(out.index, min(out.index + batch, st.n)):
-                    if st.results[i] is None and not st.skip_unreachable(i):
-                        st.arrive(i, run_subtree(st.splitter, plan.params, plan.tasks[i],
-                                                 st.budget(i), seconds))
+            return run_serial(st, deadline)
         finally:
             st.close()
     return solve
@@ -228,5 +172,5 @@ def subtree_task(problem: str, params: Mapping[str, Any], path, max_nodes: int |
         return run_subtree(split.splitter, params, path, max_nodes, None)
     seconds = deadline - time.time()
     if seconds <= 0:
-        return _OUT_OF_TIME
+        return OUT_OF_TIME
     return run_subtree(split.splitter, params, path, max_nodes, seconds)

@@ -11,18 +11,28 @@ importing it does; nothing else in a config ever runs code.
   edited plug-in is never taken for trials already finished.
 * :func:`ship_paths` gives what Ray's ``runtime_env`` ``py_modules`` must
   carry to the workers (the module's file, or its top-level package folder).
+* A plug-in that imports btlab by a name of btlab 0.1 (``runner.spec``,
+  ``experiments.core``) is refused with the new name, wherever btlab runs: in a
+  checkout's root the folders' stubs raise it; elsewhere, where ``runner`` and
+  ``experiments`` do not exist, stubs stand in for them while the plug-in
+  imports (:class:`_OldTops`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.abc
+import importlib.util
 import os
 import re
 import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from btlab.errors import OLD_NAMES, new_name
+from btlab.errors import message as old_name_message
 
 #: ``module.path:attribute`` (dotted names on both sides).
 REF_PATTERN = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
@@ -52,27 +62,109 @@ def _search_path() -> None:
         sys.path.insert(0, cwd)
 
 
+def _is_old(name: str) -> bool:
+    """True for a module name of btlab 0.1 (``runner.spec``) or a name below one."""
+    parts = name.split(".")
+    return any(".".join(parts[:i]) in OLD_NAMES for i in range(len(parts), 0, -1))
+
+
+class _OldTops(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Last on ``sys.meta_path`` while a plug-in imports: ``runner`` and ``experiments``,
+    when nothing else finds them, stand in as stubs, and a btlab 0.1 module below them
+    raises an :class:`ImportError` naming the new module, as the stubs of a checkout do."""
+
+    TOPS = ("runner", "experiments")
+
+    def __init__(self) -> None:
+        self.made: dict[str, ModuleType] = {}
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if path is None and fullname in self.TOPS:
+            return importlib.util.spec_from_loader(fullname, self, is_package=True)
+        if fullname.split(".")[0] in self.made and _is_old(fullname):
+            raise ImportError(old_name_message(fullname), name=fullname)
+        return None   # any other name below a stub: not found
+
+    def create_module(self, spec: Any) -> None:
+        return None
+
+    def exec_module(self, module: ModuleType) -> None:
+        top = module.__name__
+        module.__path__ = []
+
+        def __getattr__(name: str) -> Any:   # ``import runner; runner.spec``
+            raise AttributeError(old_name_message(f"{top}.{name}"))
+
+        module.__getattr__ = __getattr__  # type: ignore[method-assign]
+        self.made[top] = module
+
+    def __enter__(self) -> _OldTops:
+        sys.meta_path.append(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        # the stubs go: a package of the user's named runner or experiments may come later
+        for top, module in self.made.items():
+            if sys.modules.get(top) is module:
+                del sys.modules[top]
+        sys.meta_path.remove(self)
+
+
+def _old_name(exc: Exception) -> str | None:
+    """The btlab 0.1 module name an import failed on (``runner.spec``), or None: an
+    :class:`ImportError` for it, or the :class:`AttributeError` of a stub (``runner.spec``
+    after ``import runner``)."""
+    if isinstance(exc, ImportError):
+        return exc.name if exc.name and _is_old(exc.name) else None
+    first = str(exc).split(" ")[0]
+    if isinstance(exc, AttributeError) and " is btlab's old module name" in str(exc) \
+            and _is_old(first):
+        return first
+    return None
+
+
 def _module(ref: str) -> ModuleType:
     name = ref.partition(":")[0]
     _search_path()
     try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        missing = exc.name or name
-        if not (name == missing or name.startswith(missing + ".")):  # found; its import failed
-            raise PluginError(f"module {name!r} to import cleanly",
-                              f"it imports {missing!r}, which is not installed",
-                              f"install {missing} (pip install ...) where btlab runs, or "
-                              f"remove the import from {name}") from None
-        raise PluginError(
-            f"an importable module {name!r} (found as `python -m` finds modules: the working "
-            "directory, then PYTHONPATH)", f"no module named {missing!r}",
-            f"run btlab from the folder that holds {name.split('.')[0]}.py (or its package), "
-            "or add that folder to PYTHONPATH") from None
+        with _OldTops():
+            return importlib.import_module(name)
+    except (ImportError, AttributeError) as exc:
+        old = _old_name(exc)
+        if old is None:
+            if not isinstance(exc, ModuleNotFoundError):
+                raise PluginError(f"module {name!r} to import cleanly",
+                                  f"{type(exc).__name__} while importing it: {exc}",
+                                  f"fix the error in {name}") from None
+            return _not_found(name, exc)
+        if name == old or name.startswith(old + "."):   # the config names the old module
+            raise PluginError("a plug-in module of your own, or one of btlab's by its new name",
+                              f"{name}, btlab 0.1's name of {new_name(name)}",
+                              f"write {new_name(name)}:{ref.partition(':')[2]}") from None
+        new = new_name(old)
+        raise PluginError(f"module {name!r} to import btlab by its names since btlab 0.2",
+                          f"it imports {old}, btlab 0.1's name of {new}",
+                          f"import {new} in {name} (the map of btlab's modules: "
+                          "docs/architecture.md)") from None
     except Exception as exc:  # the plug-in's own code failed while importing
         raise PluginError(f"module {name!r} to import cleanly",
                           f"{type(exc).__name__} while importing it: {exc}",
                           f"fix the error in {name}") from None
+
+
+def _not_found(name: str, exc: ModuleNotFoundError) -> ModuleType:
+    """Raise the error of a plug-in module that is not found, or of a module it imports."""
+    missing = exc.name or name
+    if not (name == missing or name.startswith(missing + ".")):  # found; its import failed
+        raise PluginError(f"module {name!r} to import cleanly",
+                          f"it imports {missing!r}, which is not installed",
+                          f"install {missing} (pip install ...) where btlab runs, or "
+                          f"remove the import from {name}") from None
+    raise PluginError(
+        f"an importable module {name!r} (found as `python -m` finds modules: the working "
+        "directory, then PYTHONPATH)", f"no module named {missing!r}",
+        f"run btlab from the folder that holds {name.split('.')[0]}.py (or its package), "
+        "or add that folder to PYTHONPATH") from None
 
 
 def load(ref: str) -> Any:

@@ -1,8 +1,9 @@
 """The layout of a btlab results row: its columns and types, its schema version, provenance.
 
-:func:`row_schema` gives the Arrow schema of a problem's rows (ids, the
-problem's parameters, budget, the metrics contract of ``docs/metrics.md``,
-solution, error, the problem's extra counters, provenance);
+:data:`COLUMNS` is the one table of a row's columns and their roles; :func:`row_schema`
+gives the Arrow schema of a problem's rows from it (ids, the problem's parameters,
+budget, the metrics contract of ``docs/metrics.md``, solution, error, the problem's
+extra counters, provenance);
 :data:`SCHEMA_VERSION` is bumped on any incompatible change of it.
 :func:`software_provenance` gives the provenance values a run writes into
 every row (btlab, git, Python and Ray versions). :mod:`btlab.store.folder`, which
@@ -12,7 +13,10 @@ writes the rows, imports this module and re-exports its public names.
 from __future__ import annotations
 
 import platform
+from dataclasses import dataclass
 from importlib import metadata
+from operator import attrgetter
+from typing import Any, Callable
 
 import pyarrow as pa
 
@@ -56,19 +60,155 @@ def is_newer(version: str | None) -> bool:
     """True when ``version`` is a schema version after this btlab's (written by a newer one)."""
     return version is not None and version.isdigit() and int(version) > SCHEMA_VERSION
 
-#: Provenance columns, last in every row: what ran the trial, where and when.
-_PROVENANCE = [
-    ("btlab_version", pa.string()), ("git_commit", pa.string()), ("git_dirty", pa.bool_()),
-    ("python_version", pa.string()), ("ray_version", pa.string()),
-    ("host", pa.string()), ("node_id", pa.string()), ("pid", pa.int64()),
-    ("started_at", pa.timestamp("us", tz="UTC")),
+# --------------------------------------------------------------------------- the row columns
+
+#: Column roles. Each column of a row has exactly one.
+SCOPE = "scope"            # what the trial belongs to: its problem (and, in a frame, folder)
+ID = "id"                  # the trial's and the run's ids
+PARAMETER = "parameter"    # the problem's parameter columns (ProblemSpec.columns)
+TRIAL_KEY = "trial key"    # besides the parameters, what tells two trials apart
+REPEAT = "repeat"          # which repeat of the trial (and, folded, how many)
+STATUS = "status"          # how the search ended
+DERIVED = "derived"        # a function of other columns, set when the row is written
+COUNTER = "counter"        # the metrics contract's counters (docs/metrics.md)
+TIMING = "timing"          # nanoseconds measured (they vary between repeats)
+RESTART = "restart"        # trials with restarts; null in the others
+ESTIMATE = "estimate"      # mode: estimate; null in the others
+RESULT = "result"          # the solution found, the error message
+EXTRA = "extra"            # the problem's extra counters (ProblemSpec.extra_columns)
+PROVENANCE = "provenance"  # what ran the trial, where and when
+ROLES = (SCOPE, ID, PARAMETER, TRIAL_KEY, REPEAT, STATUS, DERIVED, COUNTER, TIMING, RESTART,
+         ESTIMATE, RESULT, EXTRA, PROVENANCE)
+
+#: Where a column is: in every row, in the rows of the problems whose ``extra_columns``
+#: name it, or only in a DataFrame (added by the loaders or by folding repeats).
+ROW, IF_EXTRA, FRAME = "row", "extra", "frame"
+
+
+def _restarts_label(trial: Any) -> str | None:
+    return trial.restarts.label() if trial.restarts is not None else None
+
+
+@dataclass(frozen=True)
+class Column:
+    """One entry of :data:`COLUMNS`, the table of a results row's columns.
+
+    Attributes:
+        name: the column's name (``"*"`` for the two slots where a problem's own
+            columns go: its parameters and its extra counters).
+        type: the Arrow type on disk (None: a slot, or a column not on disk).
+        role: one of :data:`ROLES`.
+        where: :data:`ROW` (every row), :data:`IF_EXTRA` (a column btlab fills in the
+            rows of problems whose ``extra_columns`` name it) or :data:`FRAME` (only
+            in a DataFrame: ``source`` from the loaders, ``repeats`` from folding).
+        compared: ``btlab compare`` compares it (a deterministic value); timings,
+            provenance and how a split ran are not.
+        headline: the end-of-run headline reads it (``btlab run``).
+        grouped: a trial key the headline tables group by when it varies.
+        of_trial: its value in the row of a :class:`btlab.sweep.trial.Trial`, known
+            before the trial runs (:func:`trial_values`); None: set otherwise.
+    """
+
+    name: str
+    type: pa.DataType | None
+    role: str
+    where: str = ROW
+    compared: bool = True
+    headline: bool = False
+    grouped: bool = False
+    of_trial: Callable[[Any], Any] | None = None
+
+
+def _key(name: str, kind: pa.DataType, grouped: bool = True) -> Column:
+    return Column(name, kind, TRIAL_KEY, headline=True, grouped=grouped,
+                  of_trial=attrgetter(name))
+
+
+#: The columns of a results row, in their order on disk, with their roles: the one table
+#: the row's layout is derived from -- :func:`row_schema`, the row a trial makes
+#: (:mod:`btlab.execution.execute`) and the row of a trial whose worker was lost, the
+#: column roles of :mod:`btlab.analysis.columns`, the trial keys of the headline tables
+#: (:mod:`btlab.views.tables`), the headline's columns (:func:`headline_columns`) and
+#: the columns ``btlab compare`` ignores (:mod:`btlab.analysis.folder_diff`).
+#:
+#: Adding a result column is one entry here plus its line in ``docs/metrics.md`` (the
+#: column table there); a column added to every row is a new schema version
+#: (:data:`SCHEMA_VERSION`, "Schema versions" in ``docs/metrics.md``).
+COLUMNS: tuple[Column, ...] = (
+    Column("source", None, SCOPE, where=FRAME),
+    Column("trial_id", pa.string(), ID, headline=True, of_trial=attrgetter("trial_id")),
+    Column("run_id", pa.string(), ID, compared=False),
+    Column("problem", pa.string(), SCOPE, headline=True),
+    Column("*", None, PARAMETER, headline=True),
+    _key("budget_nodes", pa.int64()),
+    _key("budget_seconds", pa.float64()),
+    _key("budget_backtracks", pa.int64()),
+    Column("restarts", pa.string(), TRIAL_KEY, headline=True, grouped=True,
+           of_trial=_restarts_label),
+    _key("probes", pa.int64()),
+    _key("seed", pa.int64(), grouped=False),
+    Column("repeat", pa.int32(), REPEAT, headline=True, of_trial=attrgetter("repeat")),
+    Column("repeats", None, REPEAT, where=FRAME),
+    Column("status", pa.string(), STATUS, headline=True),
+    Column("censored", pa.bool_(), DERIVED),
+    *(Column(name, pa.int64(), COUNTER, headline=True) for name in (
+        "nodes", "backtracks", "dead_ends", "checks", "solutions", "max_depth")),
+    Column("wall_ns", pa.int64(), TIMING, compared=False, headline=True),
+    Column("cpu_ns", pa.int64(), TIMING, compared=False, headline=True),
+    Column("abandoned", pa.int64(), RESTART, headline=True),
+    Column("attempts", pa.int64(), RESTART),
+    Column("success_seed", pa.int64(), RESTART),
+    *(Column(name, pa.float64(), ESTIMATE, headline=True) for name in (
+        "estimate", "estimate_se", "solutions_estimate", "solutions_estimate_se")),
+    Column("solution", pa.list_(pa.int32()), RESULT),
+    Column("error", pa.string(), RESULT, compared=False, headline=True),
+    Column("*", None, EXTRA),
+    Column("compile_ns", pa.int64(), TIMING, where=IF_EXTRA, compared=False),
+    *(Column(name, pa.int64(), EXTRA, where=IF_EXTRA, compared=False) for name in (
+        # how a split trial was run, not what it found (wasted_nodes depends on scheduling)
+        "split_depth", "split_tasks", "wasted_nodes", "split_resumed")),
+    *(Column(name, kind, PROVENANCE, compared=False) for name, kind in (
+        ("btlab_version", pa.string()), ("git_commit", pa.string()), ("git_dirty", pa.bool_()),
+        ("python_version", pa.string()), ("ray_version", pa.string()),
+        ("host", pa.string()), ("node_id", pa.string()), ("pid", pa.int64()),
+        ("started_at", pa.timestamp("us", tz="UTC")))),
     # the plug-ins a trial ran, as JSON {"module:attr": source hash}; null: built-ins only
-    ("plugins", pa.string()),
-]
+    Column("plugins", pa.string(), PROVENANCE),
+)
+
+
+def names(*roles: str, where: tuple[str, ...] = (ROW,)) -> tuple[str, ...]:
+    """The names of the :data:`COLUMNS` of the given roles (all roles: none given) that are
+    ``where`` (default: every row), in table order; never the slots."""
+    return tuple(c.name for c in COLUMNS if c.name != "*" and c.where in where
+                 and (not roles or c.role in roles))
+
+
+def trial_values(trial: Any) -> dict[str, Any]:
+    """The values of a trial's row known before it runs: ``trial_id``, the parameter
+    columns, the trial keys and ``repeat`` (the columns of :data:`COLUMNS` with an
+    ``of_trial``, and ``trial.columns``)."""
+    out: dict[str, Any] = {}
+    for c in COLUMNS:
+        if c.role == PARAMETER:
+            out.update(trial.columns)
+        elif c.of_trial is not None:
+            out[c.name] = c.of_trial(trial)
+    return out
+
+
+def headline_columns(problem: ProblemSpec) -> list[str]:
+    """The columns the end-of-run headline reads, in row order (:attr:`Column.headline`)."""
+    out: list[str] = []
+    for c in COLUMNS:
+        if c.headline and c.where == ROW:
+            out += problem.columns.names if c.role == PARAMETER else [c.name]
+    return out
 
 
 def row_schema(problem: ProblemSpec) -> pa.Schema:
-    """The Arrow schema of a results row for ``problem``.
+    """The Arrow schema of a results row for ``problem``: the :data:`COLUMNS` of every row,
+    with the problem's parameter columns and its extra counters (int64) in their slots.
 
     Columns: ``trial_id``, ``run_id``, ``problem``, the problem's parameter
     columns, ``budget_nodes`` (placements), ``budget_seconds`` (s),
@@ -85,22 +225,14 @@ def row_schema(problem: ProblemSpec) -> pa.Schema:
     problem's extra counters, and provenance. The counters are defined in
     ``docs/metrics.md``.
     """
-    fields = [("trial_id", pa.string()), ("run_id", pa.string()), ("problem", pa.string())]
-    fields += list(zip(problem.columns.names, problem.columns.types))
-    fields += [("budget_nodes", pa.int64()), ("budget_seconds", pa.float64()),
-               ("budget_backtracks", pa.int64()), ("restarts", pa.string()),
-               ("probes", pa.int64()), ("seed", pa.int64()), ("repeat", pa.int32()),
-               ("status", pa.string()), ("censored", pa.bool_()),
-               ("nodes", pa.int64()), ("backtracks", pa.int64()),
-               ("dead_ends", pa.int64()), ("checks", pa.int64()), ("solutions", pa.int64()),
-               ("max_depth", pa.int64()), ("wall_ns", pa.int64()), ("cpu_ns", pa.int64()),
-               ("abandoned", pa.int64()), ("attempts", pa.int64()),
-               ("success_seed", pa.int64()), ("estimate", pa.float64()),
-               ("estimate_se", pa.float64()), ("solutions_estimate", pa.float64()),
-               ("solutions_estimate_se", pa.float64()),
-               ("solution", pa.list_(pa.int32())), ("error", pa.string())]
-    fields += [(name, pa.int64()) for name in problem.extra_columns]
-    fields += _PROVENANCE
+    fields: list[tuple[str, pa.DataType]] = []
+    for c in COLUMNS:
+        if c.role == PARAMETER:
+            fields += list(zip(problem.columns.names, problem.columns.types))
+        elif c.role == EXTRA and c.name == "*":
+            fields += [(name, pa.int64()) for name in problem.extra_columns]
+        elif c.where == ROW:
+            fields.append((c.name, c.type))
     return pa.schema(fields)
 
 

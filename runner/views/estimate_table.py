@@ -11,13 +11,11 @@ estimates with their standard errors, and the probes' placements and time.
 
 from __future__ import annotations
 
-import math
-from typing import Any
-
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from btlab.analysis.formatting import fmt_estimate
 from btlab.problems.spec import ProblemSpec
 from btlab.views.tables import fmt_int, fmt_ns, group_label, literal, one_per_trial, varying
 
@@ -30,24 +28,6 @@ def is_estimate(df: pd.DataFrame) -> pd.Series:
     if "mode" not in df.columns:
         return pd.Series(False, index=df.index)
     return (df["mode"].astype("object") == ESTIMATE_MODE).fillna(False).astype(bool)
-
-
-def fmt_estimate(value: Any, se: Any) -> str:
-    """``value ± se`` with 4 significant digits (``-`` for none; ``inf`` kept)."""
-    if value is None or pd.isna(value):
-        return "-"
-    text = _num(float(value))
-    if se is None or pd.isna(se):
-        return text
-    return f"{text} ± {_num(float(se))}"
-
-
-def _num(x: float) -> str:
-    if math.isinf(x):
-        return "inf"
-    if x == int(x) and abs(x) < 1e7:
-        return f"{int(x):,}"
-    return f"{x:.4g}" if abs(x) >= 1e7 or abs(x) < 1e-3 else f"{x:,.2f}"
 
 
 def print_estimates(df: pd.DataFrame, spec: ProblemSpec, console: Console) -> None:

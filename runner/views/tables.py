@@ -16,15 +16,18 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from btlab.analysis.columns import aggregate_repeats
+from btlab.analysis.formatting import fmt_int, fmt_ns  # noqa: F401 - fmt_ns re-exported
 from btlab.problems.censoring import CENSORED, bound_flags
 from btlab.problems.spec import ProblemSpec
+from btlab.store import schema
+from btlab.store.schema import headline_columns  # noqa: F401 - re-exported: btlab run reads it
 
-#: Columns every results row has besides the parameters that tell trials apart.
-TRIAL_COLUMNS = ("budget_nodes", "budget_seconds", "budget_backtracks", "restarts", "probes",
-                 "seed")
+#: Columns every results row has besides the parameters that tell trials apart (the
+#: trial keys of :data:`btlab.store.schema.COLUMNS`).
+TRIAL_COLUMNS = schema.names(schema.TRIAL_KEY)
 #: The trial columns that are groups of the tables when they vary.
-GROUP_TRIAL_COLUMNS = ("budget_nodes", "budget_seconds", "budget_backtracks", "restarts",
-                       "probes")
+GROUP_TRIAL_COLUMNS = tuple(c.name for c in schema.COLUMNS if c.grouped)
 
 
 def literal(value: object) -> Text:
@@ -36,13 +39,6 @@ def literal(value: object) -> Text:
 def add_row(table: Table, *cells: object) -> None:
     """``table.add_row`` with every cell :func:`literal`."""
     table.add_row(*(literal(c) for c in cells))
-
-
-def fmt_int(value: float | int, bound: bool = False) -> str:
-    """An integer with thousands separators, prefixed ``>=`` when it is a lower bound."""
-    if pd.isna(value):
-        return "-"
-    return (">=" if bound else "") + f"{int(round(value)):,}"
 
 
 def group_label(value: object) -> str:
@@ -58,36 +54,20 @@ def group_label(value: object) -> str:
     return str(value)
 
 
-def fmt_ns(ns: float) -> str:
-    """A duration in nanoseconds as a short human string (us, ms, s)."""
-    if pd.isna(ns):
-        return "-"
-    if ns < 1e6:
-        return f"{ns / 1e3:,.0f} us"
-    if ns < 1e9:
-        return f"{ns / 1e6:,.1f} ms"
-    return f"{ns / 1e9:,.2f} s"
-
-
 def varying(df: pd.DataFrame, columns: Sequence[str]) -> list[str]:
     """The columns among ``columns`` that take more than one value in ``df``."""
     return [c for c in columns if c in df.columns and df[c].nunique(dropna=False) > 1]
 
 
 def one_per_trial(df: pd.DataFrame, spec: ProblemSpec) -> pd.DataFrame:
-    """One row per parameter combination, the first repeat's counters (they do not change
-    between repeats), with ``wall_ns`` and ``cpu_ns`` the median over the repeats; rows in
-    the order of ``df`` (config order for show and run)."""
+    """One row per trial: the repeats folded by :func:`btlab.analysis.columns.aggregate_repeats`
+    (the first repeat's counters, which must not change between repeats -- it warns when
+    they do -- and ``wall_ns`` and ``cpu_ns`` the median over the repeats), without its
+    ``repeats`` column; rows in the order of ``df`` (config order for show and run),
+    numbered from 0. ``df`` without repeats is returned as it is."""
     if "repeat" not in df.columns or df.empty or df["repeat"].max() == 0:
         return df
-    # a trial column no row sets (restarts in a sweep without them) tells no trial apart
-    keys = [c for c in [*spec.columns.names, *TRIAL_COLUMNS] if c in df.columns
-            and (c in spec.columns.names or df[c].notna().any())]
-    by_trial = df.groupby(keys, dropna=False, sort=False, observed=True)
-    timing = by_trial[["wall_ns", "cpu_ns"]].median()
-    first = df.sort_values("repeat", kind="stable").drop_duplicates(keys, keep="first")
-    return first.drop(columns=["wall_ns", "cpu_ns"]).merge(timing.reset_index(), on=keys,
-                                                           how="left")
+    return aggregate_repeats(df).drop(columns="repeats").reset_index(drop=True)
 
 
 def bounded_stats(values: pd.Series, censored: pd.Series) -> dict[str, str]:

@@ -13,7 +13,12 @@ Heuristics ``none``, ``warnsdorff``, ``static_degree``; tie-breaks
 ``move_order``, ``random`` (the same SplitMix64 stream as the reference, so
 random ties fall the same way, and with ``none`` the same Fisher-Yates shuffle
 of every placement's candidates), ``pohl``, ``roth``; ``first`` and ``count``
-mode; open and closed tours; any order of the 8 moves.
+mode; open and closed tours; any order of the 8 moves. The codes the loops branch on
+(``params[P_HEURISTIC]``, ``params[P_TIE]``) are the ``kernel`` fields of the entries
+of :data:`~btlab.experiments.knights.ordering.HEURISTICS` and
+:data:`~btlab.experiments.knights.ordering.TIE_BREAKS`; a heuristic whose entry has no
+kernel is refused (:func:`check_arguments`; the runner refuses it when the config is
+validated).
 
 Time budget: nopython code cannot read ``time.perf_counter``. The kernel's
 whole state lives in arrays, so it is resumable: with a time limit it runs
@@ -66,9 +71,11 @@ from btlab.experiments.knights.solve import (
     validate_move_order,
 )
 
-# Heuristic and tie-break codes passed to the kernel.
-_HEURISTIC_CODE = {"none": 0, "warnsdorff": 1, "static_degree": 2}
-_TIE_CODE = {"move_order": 0, "random": 1, "pohl": 2, "roth": 3}
+
+def compiled_heuristics() -> list[str]:
+    """The heuristics of :data:`~btlab.experiments.knights.ordering.HEURISTICS` that have a
+    kernel (their entry's ``kernel`` code, which :func:`knights_run`'s loops branch on)."""
+    return [name for name, entry in HEURISTICS.items() if entry.kernel is not None]
 
 
 # Indices into the int64 parameter array.
@@ -359,7 +366,7 @@ def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: st
     nbr, count, dist2, maxd2 = tables
     size = rows * cols
     timed = budget.max_seconds is not None
-    params = np.array([_HEURISTIC_CODE[heuristic], _TIE_CODE[tie_break], int(first),
+    params = np.array([HEURISTICS[heuristic].kernel, TIE_BREAKS[tie_break].kernel, int(first),
                        int(closed), prefix[0] if prefix else start_sq, budget.node_cap,
                        pause_mask(timed, chunked), maxd2, len(prefix), budget.backtrack_cap],
                       dtype=np.int64)
@@ -404,17 +411,17 @@ def check_arguments(rows: int, cols: int, start: tuple[int, int], mode: str | Mo
     if not (rows >= 1 and cols >= 1 and 0 <= row < rows and 0 <= col < cols):
         KnightBoard(rows, cols, moves).square(row, col)  # raises the reference's message
     first = Mode(mode) is Mode.FIRST
-    if heuristic not in _HEURISTIC_CODE:
-        raise ValueError(f"unknown heuristic {heuristic!r}; expected one of {HEURISTICS}")
-    if tie_break not in _TIE_CODE:
-        raise ValueError(f"unknown tie-break {tie_break!r}; expected one of {TIE_BREAKS}")
+    if HEURISTICS.get_or_raise(heuristic).kernel is None:
+        raise ValueError(f"heuristic {heuristic!r} has no compiled kernel; expected one of "
+                         f"{', '.join(compiled_heuristics())} (or engine: python)")
+    TIE_BREAKS.get_or_raise(tie_break)
     return row * cols + col, moves, first
 
 
 def warm_up() -> None:
     """Compile (or load from the disk cache) every knight's-tour kernel signature in use."""
     moves = DEFAULT_MOVE_ORDER
-    for heuristic in HEURISTICS:
+    for heuristic in compiled_heuristics():
         run_knights(3, 4, 0, moves, heuristic, "random", True, False, Budget(1000, None), 1)
     run_knights(3, 4, 0, moves, "warnsdorff", "pohl", False, True, Budget(None, 10.0), 1)
     # geometry of a board above the cache threshold goes through the same kernel

@@ -110,7 +110,7 @@ class KnightsParams(Params):
         "top), or all (every square, in matrix)", examples=["[0, 0]", "all"])
     heuristic: Annotated[str, AfterValidator(_heuristic)] = Field(
         "none", description=f"a heuristic: {_HEURISTIC_CHOICES}", examples=["warnsdorff"])
-    tie_break: Literal[TIE_BREAKS] = "move_order"  # type: ignore[valid-type]
+    tie_break: Literal[tuple(TIE_BREAKS)] = "move_order"  # type: ignore[valid-type]
     strategy: Literal[tuple(STRATEGIES)] = "recursive"  # type: ignore[valid-type]
     mode: Literal["first", "count", "estimate"] = "first"
     move_order: Union[MoveOrder, Literal["default"]] = Field(
@@ -223,7 +223,8 @@ def prepare(c: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def check(c: Mapping[str, Any]) -> None:
-    """Refuse parameters that cannot run together (start off the board, plug-in options)."""
+    """Refuse parameters that cannot run together (start off the board, plug-in options,
+    ``engine: compiled`` with a heuristic that has no kernel)."""
     rows, cols = c["rows"], c["cols"]
     if plugins.is_ref(c["heuristic"]):
         if c["engine"] == "compiled":
@@ -235,6 +236,12 @@ def check(c: Mapping[str, Any]) -> None:
                              "heuristic (the rule orders the candidates completely)",
                              f"tie_break: {c['tie_break']}",
                              "drop tie_break; break ties inside the rule")
+    elif c["engine"] == "compiled" and "compiled" not in HEURISTICS[c["heuristic"]].engines:
+        able = [h for h, e in HEURISTICS.items() if "compiled" in e.engines]
+        raise ParamError("heuristic", "a heuristic that has a compiled kernel (engine: "
+                         f"compiled): {', '.join(able)}",
+                         f"heuristic: {c['heuristic']} with engine: compiled",
+                         f"set engine: python, or pick one of {', '.join(able)}")
     r, col = c["start_row"], c["start_col"]
     if not (r < rows and col < cols):
         raise ParamError(

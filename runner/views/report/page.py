@@ -36,7 +36,7 @@ import io
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, overload
 
 import pandas as pd
 from rich.console import Console
@@ -116,6 +116,45 @@ def write_report(results: str | Path | Sequence[str | Path], out: str | Path = "
         _outside_results(folder, out)
     text = render_report(results, all_rows=all_rows)
     return atomic_write_text(out, text, "the report", STDOUT_HINT)
+
+
+@overload
+def report(folders: str | Path | Sequence[str | Path], out: None, *,
+           all_rows: bool = False) -> str: ...
+
+
+@overload
+def report(folders: str | Path | Sequence[str | Path], out: str | Path = "report.html", *,
+           all_rows: bool = False) -> Path: ...
+
+
+def report(folders: str | Path | Sequence[str | Path], out: str | Path | None = "report.html",
+           *, all_rows: bool = False) -> Path | str:
+    """The HTML report of results folders (``btlab report``), written to ``out``.
+
+    Args:
+        folders: a results folder (or filesystem URI), or several of one problem,
+            read together (a ``source`` column names each row's folder).
+        out: the HTML file to write: a new file or a regular file to replace,
+            outside the folders; None: nothing is written, the HTML is returned.
+        all_rows: include rows of trials no longer in the config last run into
+            each folder (``btlab report --all``).
+
+    Returns:
+        ``out`` as a Path (one self-contained file: styles, plots as base64
+        PNG/SVG and one script inline), or with ``out=None`` the HTML text.
+
+    Raises:
+        ResultsError: a folder holds no btlab results, or the folders hold
+            different problems.
+        OutputPathError: ``out`` is a directory, FIFO, device, socket or symbolic
+            link, is inside one of the folders, or cannot be created.
+        WriteError: the disk is full or an I/O error while writing (nothing is left
+            behind).
+    """
+    if out is None:
+        return render_report(folders, all_rows=all_rows)
+    return write_report(folders, out, all_rows=all_rows)
 
 
 def _outside_results(results: str | Path, out: str | Path) -> None:
