@@ -23,6 +23,7 @@ Modules:
 - ``core``: the one solver contract shared by every problem and strategy.
 - ``estimate``: Knuth's random-probe estimate of a search tree's size.
 - ``knights/``: the knight's tour: board, move order, heuristics, strategies.
+- ``loading``: the compiled kernels load whole: an interrupt during their import waits.
 - ``queens/``: N-Queens: strategies, enumeration, bit masks, constructions.
 - ``registry``: registries of strategies and heuristics.
 - ``split/``: one search as ordered subtree tasks, combined into the sequential counters.

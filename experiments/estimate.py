@@ -59,6 +59,7 @@ from btlab.experiments.core import (
     Status,
 )
 from btlab.experiments.knights.ordering import KnightBoard, SplitMix64
+from btlab.experiments.loading import interrupts_held
 from btlab.experiments.queens.symmetry import is_canonical
 
 __all__ = ["ENGINES", "Estimate", "Moments", "as_result", "knuth_knights", "knuth_queens"]
@@ -245,10 +246,10 @@ def knuth_knights(rows: int, cols: int, start: tuple[int, int], *, closed: bool,
     start_sq = board.square(*start)
     budget = Budget(max_nodes, max_seconds)
     if engine == "compiled":
-        from btlab.experiments.compiled import warm_up  # heavy: numba loads on import
-
-        # heavy: numba compiles on import
-        from btlab.experiments.compiled.estimate_kernel import run_knights_probes
+        with interrupts_held():  # whole, even if cancelled (btlab.experiments.loading)
+            # heavy: numba loads on import
+            from btlab.experiments.compiled import warm_up
+            from btlab.experiments.compiled.estimate_kernel import run_knights_probes
         warm_up("estimate")  # before the clock starts: compiling is not probing
         return make_estimate(*run_knights_probes(rows, cols, start_sq, bool(closed), probes,
                                                  seed, budget))
@@ -342,10 +343,10 @@ def knuth_queens(n: int, *, unique: bool, probes: int, seed: int, max_nodes: int
         raise ValueError(f"n must be at least 1, got {n}")
     budget = Budget(max_nodes, max_seconds)
     if engine == "compiled":
-        from btlab.experiments.compiled import warm_up  # heavy: numba loads on import
-
-        # heavy: numba compiles on import
-        from btlab.experiments.compiled.estimate_kernel import MAX_N, run_queens_probes
+        with interrupts_held():  # whole, even if cancelled (btlab.experiments.loading)
+            # heavy: numba loads on import
+            from btlab.experiments.compiled import warm_up
+            from btlab.experiments.compiled.estimate_kernel import MAX_N, run_queens_probes
         if n > MAX_N:
             raise ValueError(f"n must be between 1 and {MAX_N} for the compiled engine, "
                              f"got {n}")

@@ -13,7 +13,8 @@ py=${PYTHON:-.venv/bin/python}
 [ -x "$py" ] || py=python
 tests=(tests/test_faults.py tests/test_failures.py tests/test_failure_messages.py
        tests/test_progress.py tests/test_store_faults.py
-       tests/test_split_runner.py::test_a_cancelled_compiled_subtree_task_stops_at_once)
+       tests/test_split_runner.py::test_a_cancelled_compiled_subtree_task_stops_at_once
+       tests/test_split_runner.py::test_a_task_cancelled_while_it_imports_the_kernels_leaves_its_worker_whole)
 hogs=()
 current=
 stop_hogs() {

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -462,3 +463,49 @@ def test_bench_quick_mode_runs():
     print(out.stdout)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "nodes/s" in out.stdout
+
+
+# --------------------------------------------------------------------------- loading whole
+
+
+def test_an_interrupt_while_the_kernels_load_is_held_until_they_are_loaded():
+    """What ray.cancel(force=False) does to a running task (``_thread.interrupt_main``),
+    within interrupts_held: nothing until the block ends, then KeyboardInterrupt."""
+    import _thread
+
+    from btlab.experiments.loading import interrupt_pending, interrupts_held
+
+    after = []
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # Python's own
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with interrupts_held():
+                _thread.interrupt_main()
+                signal.raise_signal(signal.SIGINT)  # a real one too; the handler runs at once
+                assert interrupt_pending()
+                after.append("the import goes on")
+        assert after == ["the import goes on"]
+        assert not interrupt_pending()
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        with interrupts_held():  # no interrupt, nothing raised
+            pass
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_a_held_interrupt_goes_to_the_handler_installed_before():
+    from btlab.experiments.loading import interrupts_held
+
+    seen = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: seen.append(signum))
+    try:
+        with interrupts_held():
+            with interrupts_held():  # nested: handed to the outer block
+                signal.raise_signal(signal.SIGINT)
+            assert seen == []
+        assert seen == [signal.SIGINT]
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        with interrupts_held():  # ignored before: ignored still
+            signal.raise_signal(signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -12,12 +12,12 @@
 from __future__ import annotations
 
 import json
-import os
 import textwrap
 import time
 
 import pandas as pd
 import pytest
+from helpers.sync import fault_env, release, wait_for_pids
 
 from btlab.cli.main import main
 from btlab.config.model import load_config
@@ -434,27 +434,29 @@ def test_bad_split_values_exit_2_and_write_nothing(split, fragments, tmp_path, c
     assert not out.exists()
 
 
-def test_a_cancelled_compiled_subtree_task_stops_at_once(ray_session):
+def _subtree_remote(ray, folder, *faults):
+    """split_run's subtree task as a Ray remote, with test hooks (:mod:`helpers.sync`), in
+    workers of its own: the runtime env names ``folder``, so Ray starts fresh workers for it
+    and gives them no other test's tasks."""
+    env = fault_env(folder, *faults)
+    return ray.remote(num_cpus=1, max_retries=0)(split_state.subtree_task).options(
+        runtime_env={"env_vars": env})
+
+
+def test_a_cancelled_compiled_subtree_task_stops_at_once(ray_session, tmp_path):
     """The kernels of subtree tasks run in chunks, so ray.cancel stops them (a
     KeyboardInterrupt reaches Python only between two kernel calls) and the
     worker is free again: a cancelled task does not hold a worker for hours."""
     ray = ray_session
-    remote = ray.remote(num_cpus=1)(split_state.run_subtree)
+    folder = tmp_path / "hooks"
+    remote = _subtree_remote(ray, folder, "kernels:loaded")
     params = plan_split("n_queens", {"n": 19, "mode": "count", "engine": "compiled"}, 0).params
     small = plan_split("n_queens", {"n": 8, "mode": "count", "engine": "compiled"}, 0).params
     huge = [remote.remote("n_queens", params, (), None, None) for _ in range(2)]  # hours each
-    # both run (Ray names a worker after the task it runs): cancelled while running
-    from test_faults import descendants, title
-
-    deadline = time.monotonic() + 60
-    while len([p for p in descendants(os.getpid())
-               if title(p).startswith("ray::run_subtree")]) < 2:
-        assert time.monotonic() < deadline, "the subtree tasks never started"
-        time.sleep(0.02)
-    # ...and are past their first `import numba`: a cancel that lands in it leaves the
-    # worker's numba half imported (AttributeError in its next task; issue 29's closing
-    # note). Nothing announces the end of the import: a settle time, the one clock wait left.
-    time.sleep(3)
+    # both have their kernels loaded and are in their search (each says so): cancelled there
+    pids = wait_for_pids(folder, "kernels-", 2)
+    for marker in folder.glob("kernels-*"):
+        marker.unlink()
     t0 = time.monotonic()
     for ref in huge:
         ray.cancel(ref)
@@ -465,6 +467,32 @@ def test_a_cancelled_compiled_subtree_task_stops_at_once(ray_session):
                    timeout=60)
     assert [r.solutions for r in done] == [92, 92]
     assert time.monotonic() - t0 < 30
+    assert wait_for_pids(folder, "kernels-", 2) == pids  # on the two workers cancelled
+
+
+def test_a_task_cancelled_while_it_imports_the_kernels_leaves_its_worker_whole(ray_session,
+                                                                               tmp_path):
+    """ray.cancel(force=False) raises KeyboardInterrupt in the worker at whatever line it
+    runs. In a fresh worker's first ``import numba`` it used to leave numba half imported,
+    and every later compiled task of that worker failed (``AttributeError: module 'numba'
+    has no attribute 'core'``). Now the task holds the interrupt until its kernels are
+    loaded, then stops before its search; the worker's next task runs."""
+    ray = ray_session
+    folder = tmp_path / "hooks"
+    remote = _subtree_remote(ray, folder, "kernels:block_import:numba.core.decorators",
+                             "kernels:loaded")
+    params = plan_split("n_queens", {"n": 19, "mode": "count", "engine": "compiled"}, 0).params
+    small = plan_split("n_queens", {"n": 8, "mode": "count", "engine": "compiled"}, 0).params
+    ref = remote.remote("n_queens", params, (), None, None)
+    (pid,) = wait_for_pids(folder, "importing-")  # in the middle of its `import numba`
+    ray.cancel(ref)
+    assert wait_for_pids(folder, "interrupted-") == [pid]  # the interrupt has reached it there
+    release(folder)
+    with pytest.raises((ray.exceptions.TaskCancelledError, ray.exceptions.RayTaskError)):
+        ray.get(ref, timeout=120)
+    assert not (folder / f"kernels-{pid}").exists()  # it stopped before its search
+    assert ray.get(remote.remote("n_queens", small, (), None, None), timeout=120).solutions == 92
+    assert wait_for_pids(folder, "kernels-") == [pid]  # on the worker cancelled
 
 
 def test_parts_without_a_newer_column_still_read_every_column(tmp_path):

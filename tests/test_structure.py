@@ -570,3 +570,53 @@ def test_importing_btlab_loads_nothing_of_the_runner(code):
     assert code.split()[1] in loaded
     runner = sorted(m for m in loaded if m != "btlab" and not m.startswith("btlab.experiments"))
     assert not runner, f"{code} loads {runner}"
+
+
+#: What a KeyboardInterrupt would leave half imported (:mod:`btlab.experiments.loading`).
+KERNEL_PACKAGES = ("btlab.experiments.compiled", "numba", "llvmlite")
+
+
+def _unheld_kernel_imports(tree: ast.AST) -> list[str]:
+    """Imports of :data:`KERNEL_PACKAGES` inside functions, outside ``with interrupts_held()``."""
+    bad: list[str] = []
+
+    def holds(node: ast.With) -> bool:
+        return any(isinstance(item.context_expr, ast.Call)
+                   and getattr(item.context_expr.func, "id",
+                               getattr(item.context_expr.func, "attr", None)) == "interrupts_held"
+                   for item in node.items)
+
+    def visit(node: ast.AST, in_function: bool, held: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                visit(child, True, False)
+                continue
+            names: list[str] = []
+            if isinstance(child, ast.Import):
+                names = [a.name for a in child.names]
+            elif isinstance(child, ast.ImportFrom) and child.level == 0 and child.module:
+                names = [child.module]
+            bad.extend(f"line {child.lineno}: {name}" for name in names
+                       if in_function and not held
+                       and any(name == p or name.startswith(p + ".") for p in KERNEL_PACKAGES))
+            visit(child, in_function,
+                  held or (isinstance(child, (ast.With, ast.AsyncWith)) and holds(child)))
+
+    visit(tree, False, False)
+    return bad
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES
+                                           if not m.startswith("btlab.experiments.compiled")))
+def test_the_kernels_load_with_interrupts_held(module):
+    """A function that imports the compiled kernels (numba) on first use does it inside
+    ``with interrupts_held():``: a Ctrl-C or a non-forced ``ray.cancel`` during the import
+    would leave numba half imported, breaking every later compiled search of the process."""
+    bad = _unheld_kernel_imports(ast.parse(MODULES[module].read_text()))
+    assert not bad, f"{module} imports the kernels without interrupts_held(): {bad}"
+
+
+def test_the_kernel_import_check_sees_an_unheld_import():
+    tree = ast.parse("def f():\n    from btlab.experiments.compiled import warm_up\n"
+                     "def g():\n    with interrupts_held():\n        import numba\n")
+    assert _unheld_kernel_imports(tree) == ["line 2: btlab.experiments.compiled"]

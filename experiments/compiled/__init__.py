@@ -46,6 +46,7 @@ from btlab.experiments.compiled import estimate_kernel, queens_kernel  # noqa: E
 from btlab.experiments.compiled.knights import kernel as knights_kernel  # noqa: E402
 from btlab.experiments.core import Budget, Mode, SearchResult  # noqa: E402
 from btlab.experiments.knights.solve import DEFAULT_MOVE_ORDER  # noqa: E402
+from btlab.experiments.loading import interrupts_held  # noqa: E402
 
 __all__ = ["CACHE_DIR", "KINDS", "knights_subtree_compiled", "queens_subtree_compiled",
            "solve_knights_compiled", "solve_queens_compiled", "warm_up"]
@@ -66,6 +67,11 @@ def warm_up(kind: str) -> int:
         kind: ``knights``, ``queens`` or ``estimate`` (the Knuth probes of
             :mod:`btlab.experiments.estimate`).
 
+    A ``KeyboardInterrupt`` (Ctrl-C, a non-forced ``ray.cancel``) that arrives
+    meanwhile is held until the kernels are ready (compiling imports more of
+    numba, which an interrupt would leave half imported:
+    :mod:`btlab.experiments.loading`).
+
     Returns:
         Nanoseconds spent compiling or loading (wall clock); 0 when the
         kernels were already warm in this process.
@@ -81,8 +87,9 @@ def warm_up(kind: str) -> int:
         if _WARM.get(kind):
             return 0
         t0 = time.perf_counter_ns()
-        _WARMERS[kind]()
-        _WARM[kind] = True
+        with interrupts_held():  # compiling imports more of numba: never cut in half
+            _WARMERS[kind]()
+            _WARM[kind] = True
         return time.perf_counter_ns() - t0
 
 

@@ -23,6 +23,7 @@ from btlab.experiments.knights.solve import (
     search_subtree,
     validate_move_order,
 )
+from btlab.experiments.loading import interrupts_held
 from btlab.experiments.split.base import (
     ENTER,
     EXIT,
@@ -152,9 +153,11 @@ class KnightsSplitter(Splitter):
     def run_subtree(self, p: Mapping[str, Any], path: Sequence[int], max_nodes: int | None,
                     max_seconds: float | None) -> SearchResult:
         if p.get("engine", "python") == "compiled":
-            # Imported here so that importing btlab.experiments.split.subtrees does not load numba.
-            # heavy: numba loads on import
-            from btlab.experiments.compiled import knights_subtree_compiled
+            # Imported here so that importing btlab.experiments.split.subtrees does not load
+            # numba; whole, even if the task is cancelled meanwhile (btlab.experiments.loading).
+            with interrupts_held():
+                # heavy: numba loads on import
+                from btlab.experiments.compiled import knights_subtree_compiled
 
             return knights_subtree_compiled(
                 p["rows"], p["cols"], path, mode=p["mode"], heuristic=p["heuristic"],

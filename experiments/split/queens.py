@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from btlab.experiments.core import Budget, Mode, SearchResult
+from btlab.experiments.loading import interrupts_held
 from btlab.experiments.queens.solve import STRATEGIES, is_canonical, search_subtree
 from btlab.experiments.split.base import (
     ENTER,
@@ -114,9 +115,11 @@ class QueensSplitter(Splitter):
     def run_subtree(self, p: Mapping[str, Any], path: Sequence[int], max_nodes: int | None,
                     max_seconds: float | None) -> SearchResult:
         if p.get("engine", "python") == "compiled":
-            # Imported here so that importing btlab.experiments.split.subtrees does not load numba.
-            # heavy: numba loads on import
-            from btlab.experiments.compiled import queens_subtree_compiled
+            # Imported here so that importing btlab.experiments.split.subtrees does not load
+            # numba; whole, even if the task is cancelled meanwhile (btlab.experiments.loading).
+            with interrupts_held():
+                # heavy: numba loads on import
+                from btlab.experiments.compiled import queens_subtree_compiled
 
             return queens_subtree_compiled(p["n"], path, p["mode"], p["unique"], max_nodes,
                                            max_seconds)

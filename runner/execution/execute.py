@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import importlib.abc
 import json
 import os
 import resource
 import signal
 import socket
+import sys
 import time
 import traceback
 from datetime import datetime, timezone
@@ -31,6 +33,7 @@ from typing import Any, Iterable, Iterator, Mapping
 from btlab.config.restarts import run_restarts
 from btlab.execution.interrupts import counting_signals, is_interrupt, reinstall, signals_seen
 from btlab.experiments.core import Status
+from btlab.experiments.loading import interrupt_pending
 from btlab.problems.registry import get_problem
 from btlab.store import schema
 from btlab.sweep.trial import Trial
@@ -61,6 +64,12 @@ _HOST = socket.gethostname()
 #: itself write ``at-STAGE`` and wait likewise at a stage of its end (:func:`pause_at`).
 TEST_FAULT_ENV = "BTLAB_TEST_FAULT"
 TEST_FAULT_DIR_ENV = "BTLAB_TEST_FAULT_DIR"
+#: In a subtree task (:func:`btlab.execution.split_state.subtree_task`), ``kernels:loaded``
+#: writes ``kernels-<pid>`` once the task has its kernels loaded, before its search;
+#: ``kernels:block_import:MODULE`` makes the task's import of MODULE (when this process has
+#: not imported it yet: a fresh worker) write ``importing-<pid>`` and wait for ``release``
+#: there, in the middle of loading the kernels, writing ``interrupted-<pid>`` once an
+#: interrupt (``ray.cancel``) has reached it (:func:`subtree_hook`).
 #: The stages of :func:`pause_at`: before the last rows are written, before the backend
 #: shuts down, just after ``ray.shutdown`` (the Ray backend), before the closing tables
 #: are printed, and once the exit status is decided.
@@ -101,6 +110,49 @@ def pause_at(stage: str) -> None:
     spec = os.environ.get(TEST_FAULT_ENV)
     if spec and f"pause_at:{stage}" in (item.strip() for item in spec.split(",")):
         _announce(f"at-{stage}", wait=True)
+
+
+def subtree_hook(stage: str) -> None:
+    """Test hook of subtree tasks at ``stage``: ``loading`` (before the kernels load) or
+    ``loaded`` (after); see ``kernels:`` at :data:`TEST_FAULT_ENV`."""
+    spec = os.environ.get(TEST_FAULT_ENV)
+    if not spec:
+        return
+    for item in spec.split(","):
+        kind, _, what = item.strip().partition(":")
+        if kind != "kernels":
+            continue
+        if stage == "loaded" and what == "loaded":
+            _announce(f"kernels-{os.getpid()}", wait=False)
+        module = what.partition("block_import:")[2]
+        if stage == "loading" and module and module not in sys.modules:
+            sys.meta_path.insert(0, _BlockedImport(module))
+
+
+class _BlockedImport(importlib.abc.MetaPathFinder):
+    """Holds the first import of one module until ``release`` (:func:`subtree_hook`)."""
+
+    def __init__(self, module: str):
+        self.module = module
+
+    def find_spec(self, name, path=None, target=None):
+        if name != self.module:
+            return None
+        sys.meta_path.remove(self)
+        pid = os.getpid()
+        folder = Path(os.environ.get(TEST_FAULT_DIR_ENV) or ".")
+        _announce(f"importing-{pid}", wait=False)
+        told = False
+        try:
+            while not (folder / "release").exists():
+                if interrupt_pending() and not told:  # held until the kernels are loaded
+                    _announce(f"interrupted-{pid}", wait=False)
+                    told = True
+                time.sleep(0.01)
+        except KeyboardInterrupt:  # not held: it cuts the import short
+            _announce(f"interrupted-{pid}", wait=False)
+            raise
+        return None  # the import goes on as usual
 
 
 def _announce(name: str, wait: bool) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Mapping, Optional
 
+from btlab.execution.execute import subtree_hook
 from btlab.experiments.core import SearchResult
 from btlab.experiments.split.subtrees import (
     NOT_REACHED,
@@ -159,12 +160,16 @@ def subtree_task(problem: str, params: Mapping[str, Any], path, max_nodes: int |
     ``deadline`` is wall-clock time (``time.time()``, seconds since the epoch)
     or None: the trial's time budget is one deadline, whenever and wherever the
     task starts. The compiled kernels are loaded first, so that a worker's
-    first task does not spend its time budget loading them.
+    first task does not spend its time budget loading them, and whole: a
+    ``ray.cancel`` meanwhile stops the task once they are loaded, never leaving
+    them half imported for the worker's next task (:mod:`btlab.experiments.loading`).
     """
     split = support(problem)
+    subtree_hook("loading")
+    split.warm_up(params)
+    subtree_hook("loaded")
     if deadline is None:
         return run_subtree(split.splitter, params, path, max_nodes, None)
-    split.warm_up(params)
     seconds = deadline - time.time()
     if seconds <= 0:
         return OUT_OF_TIME

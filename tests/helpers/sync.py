@@ -4,8 +4,10 @@ The test hook ``BTLAB_TEST_FAULT`` (:mod:`btlab.execution.execute`) makes a tria
 announce that it started (``mark:<trial id>``, ``block:<trial id>``: a file
 ``started-<trial id>`` holding its pid, in ``$BTLAB_TEST_FAULT_DIR``) and,
 for ``block``, wait until the test writes ``release``; ``pause_at:<stage>``
-does the same at a stage of the run's end (``at-<stage>``). A test waits
-for the file, acts (a signal, a kill), then releases.
+does the same at a stage of the run's end (``at-<stage>``); ``kernels:...``
+does it in subtree tasks (``kernels-<pid>``, ``importing-<pid>``,
+``interrupted-<pid>``). A test waits for the file, acts (a signal, a kill,
+a ``ray.cancel``), then releases.
 """
 
 from __future__ import annotations
@@ -42,3 +44,20 @@ def wait_for(path: Path, proc=None, timeout: float = 120,
 def release(folder: Path) -> None:
     """Let every blocked trial and paused stage go on."""
     (folder / "release").touch()
+
+
+def wait_for_pids(folder: Path, prefix: str, count: int = 1, timeout: float = 120) -> list[int]:
+    """Wait until ``count`` files ``<prefix><pid>`` are in ``folder``; return their pids, sorted.
+
+    For announcements named by the announcing process (``kernels-<pid>``).
+    ``timeout`` only bounds a broken run.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        pids = sorted(int(f.name[len(prefix):]) for f in folder.glob(f"{prefix}*")
+                      if f.name[len(prefix):].isdigit())
+        if len(pids) >= count:
+            return pids
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{len(pids)} of {count} {prefix}<pid> files after {timeout} s")
+        time.sleep(0.01)

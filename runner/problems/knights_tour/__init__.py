@@ -36,6 +36,7 @@ from btlab.experiments.knights.solve import (
     solve_knights_tour,
     validate_move_order,
 )
+from btlab.experiments.loading import interrupts_held
 from btlab.problems import plugins
 from btlab.problems.spec import ComparedColumn, Oracle, ParamError, Params, ProblemSpec
 
@@ -179,8 +180,9 @@ def solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None
     """Run one knight's-tour trial on its engine (see the module docstring); ``max_backtracks``:
     the backtrack budget (``budget.backtracks``), or None."""
     if c["engine"] == "compiled":
-        # heavy: numba loads on import
-        from btlab.experiments.compiled import solve_knights_compiled
+        with interrupts_held():  # whole, even if cancelled (btlab.experiments.loading)
+            # heavy: numba loads on import
+            from btlab.experiments.compiled import solve_knights_compiled
         return solve_knights_compiled(
             c["rows"], c["cols"], (c["start_row"], c["start_col"]),
             mode=c["mode"], heuristic=c["heuristic"], tie_break=c["tie_break"],
@@ -214,7 +216,9 @@ def prepare(c: Mapping[str, Any]) -> Mapping[str, Any]:
     """Load the compiled kernels before the clock starts (``compile_ns``)."""
     if c["engine"] != "compiled":
         return {}
-    from btlab.experiments.compiled import warm_up  # heavy: numba loads on import
+    with interrupts_held():  # whole, even if cancelled (btlab.experiments.loading)
+        # heavy: numba loads on import
+        from btlab.experiments.compiled import warm_up
     return {"compile_ns": warm_up("estimate" if c["mode"] == "estimate" else "knights")}
 
 

@@ -21,6 +21,7 @@ from pydantic import Field, StrictBool, StrictInt
 from btlab.experiments.checker_fast import check_queens_fast
 from btlab.experiments.core import SearchResult
 from btlab.experiments.estimate import as_result, knuth_queens
+from btlab.experiments.loading import interrupts_held
 from btlab.experiments.queens.solve import CONSTRUCTIONS, STRATEGIES, solve_queens
 from btlab.problems.spec import ComparedColumn, Oracle, ParamError, Params, ProblemSpec
 
@@ -64,7 +65,9 @@ def solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None
     """Run one N-Queens trial on its engine; ``max_backtracks``: the backtrack budget, or
     None."""
     if c["engine"] == "compiled":
-        from btlab.experiments.compiled import solve_queens_compiled  # heavy: numba loads on import
+        with interrupts_held():  # whole, even if cancelled (btlab.experiments.loading)
+            # heavy: numba loads on import
+            from btlab.experiments.compiled import solve_queens_compiled
         return solve_queens_compiled(c["n"], mode=c["mode"], unique=c["unique"],
                                      max_nodes=max_nodes, max_seconds=max_seconds,
                                      max_backtracks=max_backtracks)
@@ -97,7 +100,9 @@ def prepare(c: Mapping[str, Any]) -> Mapping[str, Any]:
     """Load the compiled kernels before the clock starts (``compile_ns``)."""
     if c["engine"] != "compiled":
         return {}
-    from btlab.experiments.compiled import warm_up  # heavy: numba loads on import
+    with interrupts_held():  # whole, even if cancelled (btlab.experiments.loading)
+        # heavy: numba loads on import
+        from btlab.experiments.compiled import warm_up
     return {"compile_ns": warm_up("estimate" if c["mode"] == "estimate" else "queens")}
 
 
