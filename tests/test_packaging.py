@@ -179,3 +179,23 @@ def test_a_stale_build_folder_never_reaches_the_wheel(tmp_path):
     assert {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")} == {
         "btlab"}
     assert "btlab/renamed.py" not in names and "btlab/errors.py" in names
+
+
+def test_the_code_shipped_to_cluster_workers_is_one_package_btlab(tmp_path):
+    """From a checkout (runner/ and experiments/ side by side), Ray's ``py_modules`` gets one
+    folder named ``btlab`` laid out as the wheel's, ``experiments`` inside, no bytecode."""
+    from btlab.execution.ray_backend import _code_runtime_env, _package_copy
+
+    copy = _package_copy(ROOT / "runner", ROOT / "experiments")
+    assert copy.name == "btlab"
+    assert (copy / "errors.py").is_file() and (copy / "store" / "schema.py").is_file()
+    assert (copy / "experiments" / "compiled" / "knights" / "kernel.py").is_file()
+    assert not list(copy.rglob("__pycache__"))
+    shipped = {p.relative_to(copy).as_posix() for p in copy.rglob("*.py")}
+    source = {p.relative_to(ROOT / "runner").as_posix() for p in (ROOT / "runner").rglob("*.py")
+              if "__pycache__" not in p.parts}
+    source |= {"experiments/" + p.relative_to(ROOT / "experiments").as_posix()
+               for p in (ROOT / "experiments").rglob("*.py") if "__pycache__" not in p.parts}
+    assert shipped == source
+    (folder,) = _code_runtime_env()["py_modules"]
+    assert Path(folder).name == "btlab" and (Path(folder) / "experiments").is_dir()
