@@ -174,9 +174,11 @@ def test_build_py_and_sdist_record_the_commit_and_the_installed_code_reads_it(tm
 
 
 def test_a_live_clone_wins_over_a_build_record(monkeypatch):
-    """Run from a clone (PYTHONPATH, editable install), the clone itself is asked."""
+    """Run from a clone (an editable install), the clone itself is asked. The test runs
+    btlab as installed (CI: a wheel in a venv), so the code's folder is made the clone's."""
     record = ("0123456789abcdef0123456789abcdef01234567", True)
     monkeypatch.setattr(provenance, "_build_info", lambda: record)
+    monkeypatch.setattr(provenance, "SOURCE_ROOT", ROOT)
     provenance.code_state.cache_clear()
     try:
         live = git_state(ROOT)
