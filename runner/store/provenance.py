@@ -125,7 +125,7 @@ def version() -> str:
 
 
 def version_line() -> str:
-    """What ``btlab --version`` prints, e.g. ``btlab 0.1.0 (git 95e5..., uncommitted changes)``."""
+    """What ``btlab --version`` prints, e.g. ``btlab 0.2.0 (git 95e5..., uncommitted changes)``."""
     commit, dirty = code_state()
     if commit is None:
         return f"btlab {version()} (git commit unknown)"
