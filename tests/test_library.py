@@ -155,7 +155,8 @@ def test_a_rerun_with_another_budget_returns_only_the_configs_trials(small, tmp_
     second = btlab.run(small, "budget.nodes=500", backend="serial", out=out)
     assert len(first) == len(second) == SMALL_TRIALS
     assert set(first["budget_nodes"]) == {2000} and set(second["budget_nodes"]) == {500}
-    assert len(load_rows(out)) == 2 * SMALL_TRIALS  # both configs' rows are on disk
+    assert len(load_rows(out)) == SMALL_TRIALS  # the folder is the answer to the last config
+    assert len(load_rows(out, superseded=True)) == 2 * SMALL_TRIALS  # the first's kept beside
     assert not set(first["trial_id"]) & set(second["trial_id"])
     # a rerun of the same config runs nothing and returns the same rows
     again = btlab.run(small, "budget.nodes=500", backend="serial", out=out)

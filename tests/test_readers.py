@@ -33,6 +33,8 @@ SWEEP = """\
     budget: {nodes: 500}
 """
 
+#: SWEEP's starts and two more: a rerun that adds trials and supersedes none.
+MORE_STARTS = "[[0,0],[0,1],[0,2],[1,1],[1,2],[2,2],[3,3],[4,4]]"
 
 
 def run_serial(cfg: Path, out: Path, *extra) -> int:
@@ -47,6 +49,9 @@ READERS = {
         f"select * from read_parquet('{f}/*.parquet', union_by_name = true)").df(),
     "duckdb folder": lambda f: duckdb.sql(f"select * from read_parquet('{f}')").df(),
     "polars": lambda f: pl.read_parquet(f).to_pandas(),
+    "polars glob": lambda f: pl.read_parquet(f"{f}/*.parquet").to_pandas(),
+    "duckdb **": lambda f: duckdb.sql(
+        f"select * from read_parquet('{f}/**/*.parquet', union_by_name = true)").df(),
 }
 
 
@@ -89,9 +94,28 @@ def test_every_reader_reads_the_folder_while_a_run_writes_a_part(folder, monkeyp
         seen.append({name: len(df) for name, df in read_all(out).items()})
 
     monkeypatch.setattr(btlab.store.writes.pq, "write_table", write_table)
-    assert run_serial(cfg, out, "matrix.start=[[0,0],[3,3],[4,4]]") == 0
+    assert run_serial(cfg, out, f"matrix.start={MORE_STARTS}") == 0
     assert seen == [{name: 6 for name in READERS}]
     assert not work_dir(out).exists()
+
+
+def test_no_reader_sees_the_rows_a_rerun_superseded(folder):
+    """A rerun with starts dropped and a budget changed: every reader, given the folder (the
+    path, a ``*.parquet`` or a ``**`` glob), reads the trials of that config only; the
+    superseded rows are beside the folder, which holds part files only."""
+    cfg, out = folder
+    assert run_serial(cfg, out, "matrix.start=[[0,0],[0,1],[4,4]]") == 0  # 4 dropped, 1 new
+    assert_every_reader(out, 3, {"trial_id", "start_row"})
+    for name, df in read_all(out).items():
+        starts = set(zip(df["start_row"], df["start_col"]))
+        assert starts == {(0, 0), (0, 1), (4, 4)}, name
+    assert sorted(p.name[:5] for p in out.iterdir()) == ["part-"] * len(list(out.iterdir()))
+    kept = work_dir(out) / "superseded"
+    assert pq.read_table(kept).num_rows == 4
+    assert run_serial(cfg, out, "budget.nodes=600") == 0  # every trial superseded
+    for name, df in read_all(out).items():
+        assert len(df) == 6 and set(df["budget_nodes"]) == {600}, name
+    assert pq.read_table(kept).num_rows == 4 + 3
 
 
 def test_every_reader_reads_the_folder_beside_an_interrupted_split_trial(folder):
@@ -124,7 +148,7 @@ def test_a_column_added_by_a_newer_btlab_reaches_every_reader(folder, capsys):
     _as_older_btlab(old, add="retired")
     written_at = pq.read_schema(old).metadata[b"btlab.written_at"]
     # a newer btlab adds rows: its part has split_resumed, the old one not
-    assert run_serial(cfg, out, "matrix.start=[[0,0],[3,3],[4,4]]") == 0
+    assert run_serial(cfg, out, f"matrix.start={MORE_STARTS}") == 0
     assert len(part_files(out)) == 2
     df = pd.read_parquet(out)
     assert {"split_resumed", "retired"} <= set(df.columns) and len(df) == 8

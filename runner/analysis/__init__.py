@@ -97,7 +97,7 @@ _GLOB_CHARS = set("*?[")
 # --------------------------------------------------------------------------- loading
 
 
-def load(path: str | Path | Sequence[str | Path]) -> pd.DataFrame:
+def load(path: str | Path | Sequence[str | Path], *, superseded: bool = False) -> pd.DataFrame:
     """Read one or several results folders into one DataFrame, one row per trial.
 
     Args:
@@ -106,6 +106,11 @@ def load(path: str | Path | Sequence[str | Path]) -> pd.DataFrame:
             ``s3://bucket/prefix``), a glob (``results/*``: every matching
             folder holding part files; a folder whose name holds ``[`` is
             taken as itself when it exists), or a list of these.
+        superseded: also read the rows of trials the config last run no longer
+            asks for, which a run keeps beside the folder
+            (``<parent>/.<name>.btlab/superseded/``, :mod:`btlab.store.superseded`);
+            they come after the folder's own rows (a trial in both places: the
+            folder's row). Default: the folder's rows only, what pandas reads there.
 
     Returns:
         A DataFrame of shape (trials, columns): the Parquet columns (see the
@@ -144,7 +149,8 @@ def load(path: str | Path | Sequence[str | Path]) -> pd.DataFrame:
             folder that does.
     """
     folders = _resolve_folders(path)
-    frames = [in_config_order(load_rows(folder, nullable=True), folder) for folder in folders]
+    frames = [in_config_order(load_rows(folder, nullable=True, superseded=superseded), folder)
+              for folder in folders]
     hints = _category_hints(folders)
     if len(frames) == 1:
         df = frames[0]

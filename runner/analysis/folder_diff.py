@@ -88,8 +88,9 @@ def compare_folders(a: str | Path, b: str | Path, all_rows: bool = False) -> Fol
     Raises:
         btlab.errors.ResultsError: a folder holds no results.
     """
-    chosen = [(folder, select_rows(folder, in_config_order(load_rows(folder), folder), all_rows))
-              for folder in (a, b)]
+    chosen = [(folder, select_rows(
+        folder, in_config_order(load_rows(folder, superseded=all_rows), folder), all_rows))
+        for folder in (a, b)]
     out = compare_frames(chosen[0][1].rows, chosen[1][1].rows)
     out.notes = [(str(folder), note) for folder, sel in chosen for note in sel.notes]
     return out

@@ -46,6 +46,7 @@ from btlab.execution.interrupts import catching_signals, holding_signals
 from btlab.execution.split_run import Checkpoints
 from btlab.problems import plugins
 from btlab.store.folder import ResultStore
+from btlab.store.superseded import Pruned, Tidied
 from btlab.sweep.expand import check_trial_cap, iter_trials
 from btlab.sweep.trial import Trial
 from btlab.sweep.trial_ids import TrialIds
@@ -310,16 +311,18 @@ def sweep(config: ConfigSource, *overrides: str, backend: str = "ray",
     # flat however many trials a sweep has: this pass checks every one before
     # anything is written, a second one (below) feeds the backend.
     refs: set[str] = set()  # plug-ins the trials run, shipped to Ray workers
+    hashes: dict[str, str] = {}  # their source hashes, stored with the config
 
     def ids():
         for t in iter_trials(cfg):
             refs.update(t.plugins)
+            hashes.update(t.plugins)
             yield t.trial_id
 
     wanted = TrialIds(ids())  # 8 bytes a trial, held for the whole run
     where = (Path("results") / cfg.name if not out  # --out "": the default, as before
              else out if isinstance(out, (str, Path)) else Path(out))
-    store = ResultStore(where, cfg, fresh=fresh)
+    store = ResultStore(where, cfg, fresh=fresh, plugins=hashes)
     folder = store.location  # a path or a URI: where the rows are, and all that counts
     shown = escape(str(folder))  # printed literally: a folder name may hold [brackets]
     failures = FailureLog(cfg.problem.columns.names, lambda line: tell(
@@ -331,9 +334,13 @@ def sweep(config: ConfigSource, *overrides: str, backend: str = "ray",
         checkpoints = store.checkpoints()
         if fresh:
             gone = store.clear()
+            pruned = store.clear_superseded()
             checkpoints.prune()
-            if gone:
-                tell(f"--fresh: deleted {gone} earlier part file(s) in {shown}")
+            if gone or pruned.files:
+                tell(_fresh_line(gone, pruned, shown))
+        tidied = store.supersede(wanted)  # before any trial: the folder is this config's
+        for line in _tidied_lines(tidied, shown):
+            tell(line)
         done, retried = store.resume(wanted, retry_errors=retry_errors)
         if retried:
             tell(f"{retried:,} trial(s) whose rows have status error run again (their "
@@ -342,8 +349,8 @@ def sweep(config: ConfigSource, *overrides: str, backend: str = "ray",
         already = len(wanted & done)
         to_run = len(wanted) - already
         todo = (t for t in iter_trials(cfg) if t.trial_id not in done)
-        if not to_run:
-            store.record_config()
+        if not to_run or tidied.moved:
+            store.record_config()  # the folder's newest part names the config it answers
         tell(f"btlab {escape(cfg.name)}: {len(wanted):,} trials, "
              f"{already:,} already in {shown}, {to_run:,} to run "
              f"({backend} backend, run {store.run_id})")
@@ -383,6 +390,29 @@ def sweep(config: ConfigSource, *overrides: str, backend: str = "ray",
         kept_errors = _print_tables(cfg, store, wanted, console)
     return RunOutcome(cfg, folder, wanted, interrupted, failed, kept_errors, has_parts,
                       failures)
+
+
+def _fresh_line(parts: int, pruned: Pruned, shown: str) -> str:
+    """What ``--fresh`` deleted: the folder's part files and the superseded rows beside it."""
+    return (f"--fresh: deleted {parts:,} earlier part file(s) in {shown} and "
+            f"{pruned.rows:,} superseded row(s) ({pruned.files:,} file(s)) kept beside it")
+
+
+def _tidied_lines(tidied: Tidied, shown: str) -> list[str]:
+    """What the supersede step did (:func:`btlab.store.superseded.supersede`), in words."""
+    where = escape(tidied.where)
+    lines = []
+    if tidied.moved:
+        lines.append(f"moved {tidied.moved:,} row(s) of trials no longer in the config out of "
+                     f"{shown} to {where} (kept: a run asking for them again takes them back; "
+                     "`btlab show --all` includes them, `btlab prune` deletes them)")
+    if tidied.taken_back:
+        lines.append(f"took back {tidied.taken_back:,} row(s) of this config's trials from "
+                     f"{where} (resumed, not run again)")
+    if tidied.dropped:
+        lines.append(f"deleted {tidied.dropped:,} superseded copy(ies) of row(s) also in "
+                     f"{shown} (left by an interrupted run)")
+    return lines
 
 
 def _print_tables(cfg: SweepConfig, store: ResultStore, wanted: TrialIds,

@@ -53,8 +53,9 @@ _EPILOG = """\
 overrides (run, validate), as in Hydra:
   btlab run configs/warnsdorff_64_starts.yaml 'fixed.board=[6,6]' budget.nodes=10_000
   btlab validate configs/warnsdorff_64_starts.yaml +fixed.closed=true ~budget.seconds
-A run with overrides is an edited config: rows of trials it no longer has stay on
-disk, named, and out of the tables (btlab show --all includes them).
+A run with overrides is an edited config: rows of trials it no longer has are moved
+out of the results folder, kept beside it (btlab show --all includes them, btlab prune
+deletes them), so that the folder holds the answer to the config last run.
 
 When output is not a terminal (nohup, a log file), btlab run prints a plain progress
 line every 10 s ($BTLAB_PROGRESS_INTERVAL seconds) instead of the bar.
@@ -101,7 +102,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--batch-size", type=_positive_int,
                      help="trials per Ray task (default: automatic)")
     run.add_argument("--fresh", action="store_true",
-                     help="delete this sweep's earlier results and start over")
+                     help="delete this sweep's earlier results (and its superseded rows) "
+                     "and start over")
     run.add_argument("--no-retry-errors", action="store_true",
                      help="keep the rows of trials that ended with status error: a rerun "
                      "does not run them again (by default it does, and the new row replaces "
@@ -148,6 +150,11 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--all", action="store_true",
                      help="include rows of trials that are no longer in the config last run "
                      "into each folder")
+
+    prune = sub.add_parser("prune", help="delete the superseded rows kept beside a results "
+                           "folder (trials no longer in the config last run); print what it "
+                           "frees")
+    prune.add_argument("results", help="a results folder, e.g. results/warnsdorff-64-starts")
     return p
 
 
@@ -173,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         args.overrides = [*args.overrides, *extra]
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    console = _console(markup=args.command not in ("show", "compare", "report"))
+    console = _console(markup=args.command not in ("show", "compare", "report", "prune"))
     if args.command == "run":
         # a stop signal at any moment of the run, its end included (writing the last rows,
         # shutting Ray down, printing the tables), exits 130; once the status is decided,
@@ -189,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_compare(args, console)
         if args.command == "report":
             return cmd_report(args, console)
+        if args.command == "prune":
+            return cmd_prune(args, console)
     except BtlabError as exc:
         _error(exc)
         return exc.exit_code
@@ -341,7 +350,7 @@ def cmd_show(args, console: Console) -> int:
         console.print(f"{folder}: no finished trial yet; run the same command to resume",
                       markup=False)
         return 0
-    df = in_config_order(load_rows(folder), folder)
+    df = in_config_order(load_rows(folder, superseded=args.all), folder)
     meta = newest_meta(folder)
     cfg = json.loads(meta.get("btlab.config", "{}"))
     # --by node: every row (where trials ran, whichever config they belong to)
@@ -384,6 +393,21 @@ def cmd_report(args, console: Console) -> int:
     out = report(args.results, args.output, all_rows=args.all)
     console.print(f"wrote {out} ({out.stat().st_size / 1024:,.0f} KiB): one self-contained HTML "
                   "file, open it in any browser", markup=False)
+    return 0
+
+
+def cmd_prune(args, console: Console) -> int:
+    """``btlab prune``: :func:`btlab.store.superseded.prune`, what it freed told; 0."""
+    # CLI start-up: `btlab --help` imports no pyarrow
+    from btlab.store.superseded import prune
+
+    freed = prune(args.results)
+    if not freed.files:
+        console.print(f"{args.results}: no superseded rows to delete", markup=False)
+    else:
+        console.print(f"{args.results}: deleted {freed.rows:,} superseded row(s) in "
+                      f"{freed.files:,} file(s), freeing {freed.bytes:,} bytes "
+                      f"({freed.where})", markup=False)
     return 0
 
 

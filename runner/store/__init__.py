@@ -1,4 +1,5 @@
-"""Store: the results folder -- write, read, check, repair, lock, schema, checkpoints.
+"""Store: the results folder -- write, read, check, repair, lock, schema, checkpoints,
+superseded rows.
 
 Modules:
 
@@ -19,6 +20,8 @@ Modules:
   rows removed.
 - ``schema``: The layout of a btlab results row: its columns and types, its schema version,
   provenance.
+- ``superseded``: Rows of trials the config last run no longer asks for, kept beside the
+  folder, never in it: moved there by a run, taken back, pruned.
 - ``writes``: The file operations of :class:`btlab.store.folder.ResultStore`: atomic writes,
   what a failure says.
 """

@@ -32,9 +32,10 @@ import time
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Container
+from typing import Any, Container, Mapping
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from btlab.config.model import SweepConfig
 from btlab.errors import ResultsError, StoreWriteError
@@ -58,7 +59,7 @@ from btlab.store.read import (
     remote_parts,
     scan_parts,
 )
-from btlab.store.repair import bring_to_schema, drop_error_rows
+from btlab.store.repair import bring_to_schema, conform, drop_error_rows
 from btlab.store.schema import (
     SCHEMA_VERSION,
     btlab_version,
@@ -66,6 +67,7 @@ from btlab.store.schema import (
     software_provenance,
     version_family,
 )
+from btlab.store.superseded import Pruned, Tidied, aside_name, clear_superseded, supersede
 from btlab.store.writes import (
     TEST_FAULT_ENV,
     check_writable,
@@ -113,6 +115,10 @@ class ResultStore:
             parts and a crash loses at most a minute of work.
         fresh: the run starts over (``--fresh``): its parts are not checked,
             since :meth:`clear` will delete them.
+        plugins: the source hash of each plug-in the config's trials run
+            (``{"module:function": hash}``), stored with the config in every part's
+            metadata (``btlab.plugins``): with the config, they give the trial ids of
+            the config last run without hashing the plug-in files as they are now.
 
     Raises:
         ResultsError: ``out`` is a file, is not writable, or holds results of
@@ -120,7 +126,8 @@ class ResultStore:
     """
 
     def __init__(self, out: str | Path, config: SweepConfig, *, flush_rows: int = 5000,
-                 flush_seconds: float | None = None, fresh: bool = False):
+                 flush_seconds: float | None = None, fresh: bool = False,
+                 plugins: Mapping[str, str] | None = None):
         self.loc: Location = locate(out)
         self.location = out
         self.folder: Path | None = self.loc.local
@@ -131,6 +138,7 @@ class ResultStore:
         self.fresh = fresh
         self._rows: list[dict[str, Any]] = []
         self._seq = 0
+        self._aside_seq = 0
         self._started = self._last_flush = time.monotonic()
         self.rows_written = 0
         self.rewritten = 0
@@ -140,11 +148,13 @@ class ResultStore:
         self._broken: StoreWriteError | None = None
         self._provenance = {
             "run_id": self.run_id, "problem": config.problem.name, **software_provenance()}
-        self.identity = (version_family(str(SCHEMA_VERSION)), config.name, config.problem.name)
+        self.identity: tuple[str | None, ...] = (
+            version_family(str(SCHEMA_VERSION)), config.name, config.problem.name)
         meta = {"btlab.schema_version": str(SCHEMA_VERSION),
                 "btlab.config_name": config.name, "btlab.problem": config.problem.name,
                 "btlab.config": json.dumps(config.expanded()),  # key order kept: matrix order
-                "btlab.run_id": self.run_id, "btlab.overrides": json.dumps(config.overrides)}
+                "btlab.run_id": self.run_id, "btlab.overrides": json.dumps(config.overrides),
+                "btlab.plugins": json.dumps(dict(sorted((plugins or {}).items())))}
         self._meta = meta
         self.schema = row_schema(config.problem).with_metadata(meta)
         if self.folder is not None:
@@ -261,15 +271,15 @@ class ResultStore:
     def record_config(self) -> bool:
         """Write an empty part carrying this config, if the newest part carries another.
 
-        A rerun with a changed config that has nothing left to run writes no
-        rows; this records that the config changed, so that ``btlab show``
-        compares the rows on disk to the config last run.
+        A rerun with a changed config (or changed plug-in sources) that has
+        nothing left to run writes no rows; this records that the config changed,
+        so that ``btlab show`` compares the rows on disk to the config last run.
 
         Returns:
             True when a part was written.
         """
-        stored = newest_meta(self.loc).get("btlab.config")
-        if stored == self._meta["btlab.config"]:
+        stored = newest_meta(self.loc)
+        if all(stored.get(k) == self._meta[k] for k in ("btlab.config", "btlab.plugins")):
             return False
         self._write(pa.Table.from_pylist([], schema=self.schema))
         return True
@@ -305,6 +315,62 @@ class ResultStore:
         for path in ours:
             loc.fs.delete_file(path)
         return len(ours)
+
+    def clear_superseded(self) -> Pruned:
+        """Delete the destination's superseded rows (``--fresh``; ``btlab prune`` alone)."""
+        return clear_superseded(self.loc)
+
+    def supersede(self, wanted: Container[str]) -> Tidied:
+        """Move the rows of trials not in ``wanted`` out of the folder, beside it; take back
+        superseded rows of trials in ``wanted`` (:func:`btlab.store.superseded.supersede`)."""
+        try:
+            return supersede(self, wanted)
+        except OSError as exc:
+            raise self._failure(exc, "moving superseded rows of", str(self.loc.text)) from None
+
+    def take_back(self, table: pa.Table) -> None:
+        """Write superseded rows of this config's trials back as this run's next part."""
+        self._write(conform(table, self.schema))
+
+    def put_beside(self, aside: Location, table: pa.Table, name: str | None = None,
+                   stage: str = "") -> str:
+        """Write ``table`` whole, atomically, as a superseded part under ``aside`` (replacing
+        part ``name`` there; None: a new name of this run). Returns its ``fs`` path.
+
+        Raises:
+            StoreWriteError: the write failed (nothing is left half-written).
+        """
+        if name is None:
+            name = f"{PART_PREFIX}{self.run_id}-s{self._aside_seq:05d}{PART_SUFFIX}"
+            self._aside_seq += 1
+            path = aside_name(aside, name)
+        else:
+            path = aside.path(name)
+        try:
+            if aside.local is not None:
+                Path(aside.base).mkdir(parents=True, exist_ok=True)
+                write_local(Path(path), table, Path(aside.base).parent, stage)
+            else:
+                if self._lease is not None:
+                    self._lease.check()
+                write_remote(aside.fs, path, table, self._tmp_prefix(), stage)
+        except OSError as exc:
+            raise self._failure(exc, "writing", aside.shown(path)) from None
+        return path
+
+    def move_beside(self, aside: Location, path: str) -> None:
+        """Move part ``path`` of the folder whole under ``aside`` (a rename where one file
+        system holds both; else written there first, then deleted here)."""
+        name = path.rsplit("/", 1)[1]
+        if aside.local is not None and self.folder is not None:
+            Path(aside.base).mkdir(parents=True, exist_ok=True)
+            target = aside_name(aside, name)
+            if os.stat(aside.base).st_dev == os.stat(path).st_dev:
+                os.replace(path, target)
+                return
+        table = pq.read_table(path, filesystem=self.loc.fs)
+        self.put_beside(aside, table, None, "supersede-aside")
+        self.loc.fs.delete_file(path)
 
     # ------------------------------------------------------------------ writing
 

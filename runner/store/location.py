@@ -25,6 +25,12 @@ PART_SUFFIX = ".parquet"
 #: Name suffix of the hidden work folder beside a results folder (:func:`work_dir`).
 WORK_SUFFIX = ".btlab"
 
+#: The folder of superseded rows inside the work folder (:func:`superseded_location`).
+SUPERSEDED_DIR = "superseded"
+#: Where superseded rows go for a destination at an object store's bucket root, inside it
+#: (hidden: plain readers skip names starting with ``.``).
+BUCKET_ROOT_SUPERSEDED = ".btlab-superseded"
+
 #: The metadata keys that say whose rows a part holds: one folder, one identity.
 IDENTITY_KEYS = ("btlab.schema_version", "btlab.config_name", "btlab.problem")
 
@@ -102,6 +108,34 @@ def locate(where: str | Path) -> Location:
     path = Path(where)
     return Location(str(where), pafs.LocalFileSystem(), os.path.abspath(path), path)
 
+
+def at_bucket_root(loc: Location) -> bool:
+    """True for a remote destination that is a bucket's root (``s3://bucket``): nothing is
+    beside it, so what btlab keeps beside a prefix is kept hidden inside it instead."""
+    return loc.local is None and "/" not in loc.base.strip("/")
+
+
+def superseded_location(loc: Location) -> Location:
+    """Where the rows of trials the config last run no longer asks for are kept.
+
+    Beside the results, never in them (:mod:`btlab.store.superseded`): a folder's
+    ``<parent>/.<name>.btlab/superseded/`` (:func:`work_dir`; a ``file://`` URI is a
+    folder); a remote prefix's ``<prefix>.btlab/superseded/``, beside the prefix where its
+    lease is (:func:`btlab.store.lock.lease_key`); at a bucket root (``s3://bucket``), the
+    hidden ``s3://bucket/.btlab-superseded/`` inside it, which pandas, pyarrow and btlab
+    skip (a ``**`` glob of some readers may not: give such a destination a prefix).
+    """
+    if loc.local is not None:
+        real = work_dir(loc.local) / SUPERSEDED_DIR
+        given = Path(loc.text)
+        text = str(real)
+        if not is_uri(loc.text) and given.name and not given.is_symlink():
+            text = str(given.parent / f".{given.name}{WORK_SUFFIX}" / SUPERSEDED_DIR)
+        return Location(text, pafs.LocalFileSystem(), str(real), real)
+    scheme = loc.text.split("://", 1)[0]
+    base = (f"{loc.base}/{BUCKET_ROOT_SUPERSEDED}" if at_bucket_root(loc)
+            else f"{loc.base}{WORK_SUFFIX}/{SUPERSEDED_DIR}")
+    return Location(f"{scheme}://{base}", loc.fs, base, None)
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ import pyarrow.parquet as pq
 
 from btlab.errors import ResultsError
 from btlab.store.check import check_identity, damaged
-from btlab.store.location import PART_PREFIX, Location, PartInfo, locate
+from btlab.store.location import PART_PREFIX, Location, PartInfo, locate, superseded_location
 
 
 def _visible(name: str) -> bool:
@@ -257,12 +257,15 @@ def _nullable_dtype(arrow_type: pa.DataType) -> Any:
 
 
 def load_rows(folder: str | Path | Location, columns: Iterable[str] | None = None,
-              nullable: bool = False):
+              nullable: bool = False, superseded: bool = False):
     """All rows of a results folder as a pandas DataFrame, one row per trial id (the newest).
 
     ``nullable``: every integer column as pandas ``Int64`` and every boolean
     column as ``boolean`` (``pd.NA`` where a value is missing); by default
     pyarrow's dtypes (an integer column with nulls becomes float64).
+    ``superseded``: the superseded rows kept beside the folder too
+    (:mod:`btlab.store.superseded`), before the folder's own (a trial in both
+    places: the folder's row).
 
     Raises:
         ResultsError: the folder has no part files, a part is damaged (named), or
@@ -274,6 +277,12 @@ def load_rows(folder: str | Path | Location, columns: Iterable[str] | None = Non
                            "  fix: give the folder `btlab run` wrote, e.g. results/<name>")
     table = read_parts(loc, columns, infos)
     assert table is not None
+    if superseded:
+        aside, kept = checked_parts(superseded_location(loc), infos[0].identity)
+        if kept:
+            old = read_parts(aside, columns, kept)
+            assert old is not None
+            table = pa.concat_tables([old, table], promote_options="permissive")
     df = table.to_pandas(types_mapper=_nullable_dtype if nullable else None)
     if "trial_id" in df.columns:
         df = df.drop_duplicates("trial_id", keep="last").reset_index(drop=True)

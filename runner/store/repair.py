@@ -63,6 +63,15 @@ def _missing(field: pa.Field, table: pa.Table) -> pa.Array:
     return pa.nulls(len(table), field.type) if derived is None else derived.cast(field.type)
 
 
+def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``table``'s rows in ``schema`` (its columns, order and metadata): a column the table
+    lacks is derived from its other columns or nulls (:func:`_missing`); an extra one is
+    dropped."""
+    columns = [table.column(f.name).cast(f.type) if f.name in table.column_names
+               else _missing(f, table) for f in schema]
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
 def bring_to_schema(store: PartRewriter, infos: list[PartInfo]) -> pa.Schema:
     """Rewrite the parts whose columns differ from the union of this btlab's and theirs.
 
@@ -83,10 +92,7 @@ def bring_to_schema(store: PartRewriter, infos: list[PartInfo]) -> pa.Schema:
     for info in infos:
         if _columns(info.schema) == _columns(target):
             continue
-        table = _read_whole(store, info)
-        columns = [table.column(f.name).cast(f.type) if f.name in table.column_names
-                   else _missing(f, table) for f in target]
-        fixed = pa.Table.from_arrays(columns, schema=target.with_metadata(info.schema.metadata))
+        fixed = conform(_read_whole(store, info), target.with_metadata(info.schema.metadata))
         store.put(info.path, fixed, "rewrite")
         store.rewritten += 1
     return target.with_metadata(store.schema.metadata)

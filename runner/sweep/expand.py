@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 import pyarrow as pa
 from pydantic import ValidationError
@@ -119,8 +119,13 @@ def _check_ranges(config: SweepConfig, ranges: dict, columns: dict, src: dict) -
                                f"{name} = {value:,}", "use a smaller value")
 
 
-def iter_trials(config: SweepConfig) -> Iterator[Trial]:
+def iter_trials(config: SweepConfig,
+                plugin_hashes: Mapping[str, str] | None = None) -> Iterator[Trial]:
     """Yield the trials of a config in sweep order, checking each distinct one.
+
+    ``plugin_hashes``: plug-in source hashes to use instead of hashing the plug-in
+    files as they are now (the hashes a run stored with its config, so that the
+    trial ids are that run's).
 
     Raises:
         ConfigError: a combination that cannot be run (a start off the board,
@@ -129,7 +134,7 @@ def iter_trials(config: SweepConfig) -> Iterator[Trial]:
     m = config.model
     problem = config.problem
     seen: set = set()
-    hashes: dict[str, str] = {}
+    hashes: dict[str, str] = dict(plugin_hashes or {})
     ranges = _int_ranges(problem.columns)
     for block in _blocks(config):
         for p, src in block.combinations(m.include):

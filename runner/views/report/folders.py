@@ -65,7 +65,7 @@ def load_folders(folders: list[str | Path], all_rows: bool = False
         ResultsError: a folder holds no btlab results (named), or the folders
             hold different problems (exit 2).
     """
-    df = analysis.load(folders[0] if len(folders) == 1 else folders)
+    df = analysis.load(folders[0] if len(folders) == 1 else folders, superseded=all_rows)
     names = (list(df["source"].cat.categories) if "source" in df.columns
              else [str(folders[0]).rstrip("/").rsplit("/", 1)[-1]])
     out: list[Folder] = []
