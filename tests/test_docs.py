@@ -184,6 +184,12 @@ BLOCKS: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
         ("test_analysis_fast", "test_analysis_slow")),
     ("docs/analysis.md", "(192, "): (
         OUTPUT, "compared (slow)", ("test_analysis_slow",)),
+    ("docs/analysis.md", "import duckdb"): (
+        FAST, "section 6: pandas, Polars and DuckDB (its glob) read the quick start's folder",
+        ("test_analysis_fast", "test_analysis_slow")),
+    ("docs/analysis.md", "192 192"): (
+        OUTPUT, "compared (fast: the row counts do not depend on the budget)",
+        ("test_analysis_fast",)),
     ("docs/analysis.md", 'cmp = analysis.compare(df, baseline={"heuristic": "none"},'): (
         FAST, "section 1", ("test_analysis_fast", "test_analysis_slow")),
     ("docs/analysis.md", "backtracks: treatment heuristic=warnsdorff against baseline "
@@ -976,6 +982,7 @@ def test_analysis_fast(quick_start):
     for img in ("warnsdorff-reduction.png", "recursion-vs-iteration.png", "survival-main.png"):
         assert (quick_start / "docs" / "img" / img).stat().st_size > 0, img
     assert (quick_start / "amb-vs-recursion.png").stat().st_size > 0
+    assert printed["import duckdb"] == block("docs/analysis.md", "192 192").text
 
 
 #: Outputs whose numbers are timings measured once: only the layout is compared.

@@ -265,3 +265,56 @@ def test_all_on_show_compare_and_report_reads_the_superseded_rows(tmp_path, caps
     html = btlab.report(a, None, all_rows=True)
     assert "included (--all)" in html
     assert "not counted (--all includes them" in btlab.report(a, None)
+
+
+def test_an_object_store_prefix_keeps_its_superseded_rows_beside_it_and_a_bucket_root_inside(
+        tmp_path, monkeypatch):
+    """A remote destination (pyarrow's in-memory mock filesystem standing for an object
+    store, under a made-up ``mock://`` scheme): the rows go beside the prefix
+    (``<prefix>.btlab/superseded/``, next to the lease), or, at a bucket root, to the hidden
+    ``.btlab-superseded/`` inside it; the lease's release leaves them there."""
+    import pyarrow.fs as pafs
+    from pyarrow._fs import _MockFileSystem
+
+    import btlab.analysis
+    import btlab.store.location
+    import btlab.store.read
+    import btlab.store.superseded
+    from btlab.api.run import sweep
+    from btlab.store.location import Location
+    from btlab.store.read import load_rows
+    from btlab.store.superseded import prune
+
+    fs = _MockFileSystem()
+    real = btlab.store.location.locate
+
+    def locate_mock(where):
+        text = str(where)
+        if text.startswith("mock://"):
+            return Location(text, fs, text[len("mock://"):].rstrip("/"), None)
+        return real(where)
+
+    for module in (btlab.store.location, btlab.store.read, btlab.store.folder,
+                   btlab.store.superseded, btlab.analysis):
+        monkeypatch.setattr(module, "locate", locate_mock)
+    cfg = write(tmp_path / "stale.yaml", STALE)
+
+    def files() -> list[str]:
+        return sorted(i.path for i in fs.get_file_info(pafs.FileSelector("", recursive=True))
+                      if i.type == pafs.FileType.File)
+
+    for out, beside in (("mock://bucket/x", "bucket/x.btlab/superseded/"),
+                        ("mock://root", "root/.btlab-superseded/")):
+        for nodes in (1000, 2000, 1000):
+            sweep(cfg, f"budget.nodes={nodes}", backend="serial", out=out, progress=False,
+                  tables=False)
+        base = out[len("mock://"):]
+        rows = load_rows(out)
+        assert len(rows) == 25 and set(rows["budget_nodes"]) == {1000}
+        assert len(load_rows(out, superseded=True)) == 50
+        kept = [f for f in files() if f.startswith(beside)]
+        assert kept and all(f.startswith((f"{base}/part-", beside)) for f in files()
+                            if f.startswith(base))
+        freed = prune(out)
+        assert (freed.rows, freed.files) == (25, len(kept))
+        assert not [f for f in files() if f.startswith(beside)]

@@ -256,7 +256,9 @@ class Lease:
             if held and held.get("owner") == self.owner:
                 self.loc.fs.delete_file(self.key)
                 parent = self.key.rsplit("/", 1)[0]
-                if parent.endswith(WORK_SUFFIX):
+                # the work prefix goes with its last object (superseded rows stay in it)
+                if parent.endswith(WORK_SUFFIX) and not self.loc.fs.get_file_info(
+                        pafs.FileSelector(parent, allow_not_found=True)):
                     self.loc.fs.delete_dir(parent)
         except OSError:
             pass
