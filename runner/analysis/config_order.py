@@ -41,14 +41,18 @@ EXPAND_LIMIT = 50_000
 
 
 @functools.lru_cache(maxsize=8)
-def _positions_of(stored: str, where: str) -> dict[str, int] | None:
+def _positions_of(stored: str, where: str, plugins: str | None = None) -> dict[str, int] | None:
     """trial id -> its position in the sweep order of the stored config JSON, or None
-    when the config cannot be expanded here or is larger than :data:`EXPAND_LIMIT`."""
+    when the config cannot be expanded here or is larger than :data:`EXPAND_LIMIT`.
+    ``plugins``: the plug-in source hashes stored with it (JSON), used instead of hashing
+    the plug-in files as they are now."""
     try:
         config = parse_config(stored, where)
         if count_trials(config, limit=EXPAND_LIMIT + 1) > EXPAND_LIMIT:
             return None
-        return {t.trial_id: i for i, t in enumerate(iter_trials(config))}
+        hashes = json.loads(plugins) if plugins else None
+        return {t.trial_id: i for i, t in enumerate(
+            iter_trials(config, plugin_hashes=hashes if isinstance(hashes, dict) else None))}
     except (ConfigError, ValueError):
         return None
 
@@ -59,10 +63,12 @@ def config_positions(config: Any) -> dict[str, int] | None:
     config is used); None when it cannot be expanded (see the module docstring)."""
     if isinstance(config, SweepConfig):
         return _positions_of(json.dumps(config.expanded()), config.source)
-    stored = newest_meta(config).get("btlab.config")
+    meta = newest_meta(config)
+    stored = meta.get("btlab.config")
     if not stored:
         return None
-    return _positions_of(stored, f"{config} (config stored in its newest part)")
+    return _positions_of(stored, f"{config} (config stored in its newest part)",
+                         meta.get("btlab.plugins"))
 
 
 def order_key(df: pd.DataFrame, positions: dict[str, int] | None) -> np.ndarray:

@@ -27,7 +27,10 @@ from btlab.store.location import work_dir
 #: ``BTLAB_TEST_FAULT=enospc:N`` makes the write of this run's N-th part (0: the first)
 #: fail as a full disk would, after its temporary is half written; ``edquot``, ``eio``,
 #: ``erofs`` likewise; ``enospc:lock`` fails taking the folder's lock, ``enospc:rewrite``
-#: the rewrite of an older part (:mod:`btlab.store.repair`). ``flush_rows:N`` writes a part
+#: the rewrite of an older part (:mod:`btlab.store.repair`), ``enospc:supersede`` the rewrite of
+#: a part without its superseded rows, after they were written beside the folder
+#: (:mod:`btlab.store.superseded`: the state a crash between the two writes leaves),
+#: ``enospc:supersede-aside`` that first write. ``flush_rows:N`` writes a part
 #: every N rows (:func:`flush_rows_hook`), so that a test knows when one is on disk.
 TEST_FAULT_ENV = "BTLAB_TEST_FAULT"
 _FAULTS = {"enospc": errno.ENOSPC, "edquot": errno.EDQUOT, "eio": errno.EIO,
