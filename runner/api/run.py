@@ -291,6 +291,11 @@ def sweep(config: ConfigSource, *overrides: str, backend: str = "ray",
     with ``interrupted`` set; one that comes before or after raises
     ``KeyboardInterrupt``.
 
+    Holding the folder's lock and before the first trial starts, the rows of trials the
+    config no longer contains are moved out of the folder, beside it, and superseded rows
+    of its trials taken back (:mod:`btlab.store.superseded`): the folder then holds the
+    answer to this config only, for every reader.
+
     Raises:
         ConfigError: bad input (nothing was run or written).
         ResultsError: the folder holds other results or cannot be written
