@@ -26,6 +26,7 @@ import pytest
 from helpers.cli import run_main, write
 from helpers.sync import fault_env, release, wait_for
 
+from btlab.analysis import load
 from btlab.config.model import load_config
 from btlab.errors import BackendError
 from btlab.execution.backends import HANG_FACTOR, HANG_GRACE_SECONDS
@@ -299,18 +300,20 @@ def test_changed_config_runs_only_new_trials_and_show_counts_the_others(tmp_path
     assert run_main("run", only_none, "--out", out, "--backend", "serial", "--quiet") == 0
     text = capsys.readouterr().out
     assert "0 to run" in text and "no longer in the config" in text
-    assert "25 older row(s) in this folder" in text
-    assert len(pd.read_parquet(out)) == 50                       # nothing deleted
+    assert "moved 25 row(s) of trials no longer in the config out of" in " ".join(text.split())
+    assert len(pd.read_parquet(out)) == 25                       # the answer to three.yaml
+    assert len(load(out, superseded=True)) == 50                # nothing deleted
     assert run_main("show", out) == 0
-    text = capsys.readouterr().out
-    assert "25 older row(s) in this folder are from trials no longer in the config last run" in text
-    assert "warnsdorff" not in text.split("config last run", 1)[1]
+    text = " ".join(capsys.readouterr().out.split())
+    assert "25 superseded row(s) (trials no longer in the config last run) are kept" in text
+    assert "warnsdorff" not in text.split("prune` deletes them)", 1)[1]
     assert run_main("show", out, "--all") == 0
     assert "warnsdorff" in capsys.readouterr().out
     # only asked for does --fresh start over
     assert run_main("run", only_none, "--out", out, "--backend", "serial", "--quiet",
                     "--fresh") == 0
     assert len(pd.read_parquet(out)) == 25
+    assert not (out.parent / ".out.btlab" / "superseded").exists()  # --fresh deleted them
 
 
 def test_a_second_run_into_the_same_folder_is_refused_while_one_runs(tmp_path, capsys):

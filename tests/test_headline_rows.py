@@ -125,7 +125,8 @@ def test_run_prints_the_headline_of_the_config_trials_only(tmp_path, capsys):
     assert main(["run", str(cfg), "--out", str(tmp_path / "o"), "--backend", "serial",
                  "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert "4 older row(s) in this folder" in out  # the n = 6 trials, kept on disk
-    table = out.split("4 older row(s) in")[0].rsplit("btlab lean", 1)[1]
+    assert "moved 4 row(s) of trials no longer in the config" in out  # the n = 6 trials, kept
+    table = out.rsplit("btlab lean", 1)[1]
     assert "│ recursive │ 5 │" in table and "│ recursive │ 6 │" not in table
-    assert len(pd.read_parquet(tmp_path / "o")) == 12
+    assert len(pd.read_parquet(tmp_path / "o")) == 8  # beside the folder, not in it
+    assert len(load_rows(tmp_path / "o", superseded=True)) == 12

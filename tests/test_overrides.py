@@ -268,14 +268,15 @@ def test_other_overrides_into_the_same_folder_follow_the_edited_config_rules(sma
     assert cli(*run, "matrix.heuristic=[none]") == 0
     text = flat(capsys.readouterr().out)
     assert "btlab small-over: 2 trials, 0 already in" in text
-    assert "2 older row(s) in this folder are from trials no longer in the config" in text
-    df = load_rows(out)
+    assert "moved 2 row(s) of trials no longer in the config out of" in text
+    assert sorted(load_rows(out)["heuristic"]) == ["none", "none"]
+    df = load_rows(out, superseded=True)
     assert sorted(df["heuristic"]) == ["none", "none", "warnsdorff", "warnsdorff"]
     assert json.loads(newest_meta(out)["btlab.overrides"]) == ["matrix.heuristic=[none]"]
 
     assert cli("show", out) == 0
     shown = flat(capsys.readouterr().out)
-    assert "2 older row(s) in this folder are from trials no longer in the config last run" in shown
+    assert "2 superseded row(s) (trials no longer in the config last run) are kept beside" in shown
     assert "overrides of the config last run: matrix.heuristic=[none]" in shown
     # the tables hold the 2 trials of heuristic none only: 263 + 9,884 backtracks
     assert "│ 2 │ 2 │ 0 │ 0 │ 0 │ 0 │" in shown
@@ -285,6 +286,7 @@ def test_other_overrides_into_the_same_folder_follow_the_edited_config_rules(sma
     assert cli(*run) == 0
     text = flat(capsys.readouterr().out)
     assert "btlab small-over: 4 trials, 4 already in" in text and "0 to run" in text
+    assert "took back 2 row(s) of this config's trials" in text
     assert json.loads(newest_meta(out)["btlab.overrides"]) == []
     assert config_of(out)["matrix"]["heuristic"] == ["none", "warnsdorff"]
     assert cli("show", out) == 0

@@ -19,7 +19,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from btlab.analysis.counted_rows import older_rows_sentence
+from btlab.analysis import load
+from btlab.analysis.counted_rows import superseded_sentence
 from btlab.cli.main import main
 
 PLUGIN_DIR = Path(__file__).resolve().parent / "plugins"
@@ -291,8 +292,8 @@ EDITED = textwrap.dedent("""\
 
 @pytest.fixture(scope="module")
 def edited_folder(tmp_path_factory):
-    """A folder run with budget.nodes 100, then with the config edited to 1,000,000: 12 rows,
-    6 of them from the earlier config."""
+    """A folder run with budget.nodes 100, then with the config edited to 1,000,000: 6 rows
+    in the folder, the 6 of the earlier config superseded, kept beside it."""
     base = tmp_path_factory.mktemp("edited")
     cfg = base / "edited.yaml"
     cfg.write_text(EDITED)
@@ -301,8 +302,15 @@ def edited_folder(tmp_path_factory):
     assert main(run) == 0
     cfg.write_text(EDITED.replace("nodes: 100}", "nodes: 1_000_000}"))
     assert main(run) == 0
-    assert len(pd.read_parquet(out)) == 12
+    assert len(pd.read_parquet(out)) == 6
+    assert len(load(out, superseded=True)) == 12
     return out
+
+
+def aside_sentence(out: Path, included: bool) -> str:
+    """What show, report and compare say of the 6 superseded rows beside ``out``."""
+    return superseded_sentence(6, str(out.parent / f".{out.name}.btlab" / "superseded"),
+                               included)
 
 
 def test_show_and_report_count_the_rows_of_the_config_last_run(edited_folder, tmp_path,
@@ -310,7 +318,7 @@ def test_show_and_report_count_the_rows_of_the_config_last_run(edited_folder, tm
     out = edited_folder
     rows = pd.read_parquet(out)
     current = rows[rows["budget_nodes"] == 1_000_000]
-    sentence = older_rows_sentence(6, included=False)
+    sentence = aside_sentence(out, included=False)
     assert main(["show", str(out)]) == 0
     shown = flat(capsys.readouterr().out)
     assert f"{out}: 6 trials of edited (1 run(s))" in shown
@@ -336,11 +344,11 @@ def test_show_and_report_count_the_rows_of_the_config_last_run(edited_folder, tm
     assert main(["show", str(out), "--all"]) == 0
     shown = flat(capsys.readouterr().out)
     assert f"{out}: 12 trials of edited (2 run(s))" in shown
-    assert older_rows_sentence(6, included=True) in shown
+    assert aside_sentence(out, included=True) in shown
     assert main(["report", str(out), "-o", str(report), "--all"]) == 0
     text = report.read_text()
     assert "12 trials of <b>knights_tour</b>" in text
-    assert html.escape(older_rows_sentence(6, included=True)) in text
+    assert html.escape(aside_sentence(out, included=True)) in text
     assert summary_counts(text)["all"] == 12
 
 
@@ -353,12 +361,12 @@ def test_compare_counts_the_rows_show_counts(edited_folder, tmp_path, capsys):
     assert main(["compare", str(edited_folder), str(other)]) == 0
     text = capsys.readouterr().out
     assert f"compared 6 trials present in both {edited_folder} and {other}" in flat(text)
-    assert f"{edited_folder}: {older_rows_sentence(6, included=False)}" in flat(text)
+    assert f"{edited_folder}: {aside_sentence(edited_folder, included=False)}" in flat(text)
     assert text.rstrip().endswith("IDENTICAL")
     assert main(["compare", str(edited_folder), str(other), "--all"]) == 1
     text = flat(capsys.readouterr().out)
     assert f"6 trial(s) only in {edited_folder}" in text
-    assert older_rows_sentence(6, included=True) in text
+    assert aside_sentence(edited_folder, included=True) in text
 
 
 def rewrite_parts(folder: Path, change) -> None:
@@ -442,7 +450,9 @@ def test_show_report_and_compare_agree_on_a_uri(edited_folder, tmp_path, capsys)
     assert main(["report", uri, "-o", str(report)]) == 0
     text = report.read_text()
     assert f"6 trials of <b>knights_tour</b> from <code>{uri}</code>" in text
-    assert html.escape(older_rows_sentence(6, included=False)) in text
+    assert "6 superseded row(s) (trials no longer in the config last run) are kept beside the " \
+        f"folder in {edited_folder.resolve().parent}/.edited.btlab/superseded: not counted" \
+        in html.unescape(text)
     assert summary_counts(text)["all"] == 6
     assert main(["compare", uri, str(edited_folder)]) == 0
     assert capsys.readouterr().out.rstrip().endswith("IDENTICAL")
@@ -461,13 +471,15 @@ def test_a_whole_sweep_is_counted_without_expanding_its_config(tmp_path, monkeyp
     expanded = current_trial_ids(out)            # no rows given: expanded
     assert expanded == set(df["trial_id"]) and len(expanded) == 25
 
-    def refuse(config):
+    def refuse(config, **kwargs):
         raise AssertionError("expanded")
 
     monkeypatch.setattr(counted_rows, "iter_trials", refuse)
     chosen = select_rows(out, df)
     assert len(chosen.rows) == 25 and chosen.older == 0 and chosen.notes == []
-    with pytest.raises(AssertionError, match="expanded"):   # two configs: expanded
-        select_rows(edited_folder, load_rows(edited_folder))
+    edited = load_rows(edited_folder)   # the folder holds one config's trials: not expanded
+    assert len(select_rows(edited_folder, edited).rows) == 6
+    with pytest.raises(AssertionError, match="expanded"):   # two configs' rows: expanded
+        select_rows(edited_folder, load_rows(edited_folder, superseded=True), all_rows=True)
     with pytest.raises(AssertionError, match="expanded"):   # a trial missing: expanded
         select_rows(out, df.iloc[1:])
