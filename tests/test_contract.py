@@ -50,6 +50,7 @@ if str(PLUGIN_DIR) not in sys.path:   # the toy problem's module, as "grid_path:
 
 from helpers.site import btlab_site, site_env
 
+import btlab
 from btlab.cli.main import main
 from btlab.config.model import load_config
 from btlab.execution.execute import run_trial
@@ -439,7 +440,9 @@ def test_doc_contract_suite_on_a_plugin_problem(tmp_path):
 
 
 def _btlab(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_ADDRESS": ""}
+    # the btlab under test first (a site of this checkout, when the run names one)
+    path = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH", ""), str(ROOT)) if p)
+    env = {**os.environ, "PYTHONPATH": path, "RAY_ADDRESS": ""}
     return subprocess.run([PYTHON, "-m", "btlab", *args], cwd=cwd, env=env, text=True,
                           capture_output=True, timeout=300, check=False)
 
@@ -463,8 +466,10 @@ def test_editing_a_plugin_changes_the_trial_ids(tmp_path):
     edited = _btlab(["run", "edit.yaml", "--backend", "serial", "--quiet"], tmp_path)
     assert edited.returncode == 0, edited.stderr
     assert "2 trials, 0 already in results/edit, 2 to run" in edited.stdout
-    assert "2 older row(s) in this folder are from trials no longer in the config" in edited.stdout
-    df = pd.read_parquet(tmp_path / "results" / "edit")
+    assert "moved 2 row(s) of trials no longer in the config out of results/edit" in \
+        " ".join(edited.stdout.split())
+    assert len(pd.read_parquet(tmp_path / "results" / "edit")) == 2   # the answer to the edit
+    df = btlab.load(tmp_path / "results" / "edit", superseded=True)
     assert len(df) == 4 and df["trial_id"].nunique() == 4
     hashes = df["plugins"].map(lambda p: json.loads(p)["my_rules:warnsdorff_stable"])
     assert hashes.nunique() == 2
