@@ -29,6 +29,7 @@ from btlab.views.tables import (
     fmt_int,
     group_columns,
     group_label,
+    is_count,
     literal,
     one_per_trial,
     status_and_work,
@@ -40,7 +41,8 @@ GRID_MAX_COLS = 16
 GRID_MAX_SQUARES = 256
 
 def headline(df: pd.DataFrame, console: Console) -> None:
-    """Print the knight's-tour headline: a table per group, then a start-square grid each."""
+    """Print the knight's-tour headline: a table per group, then a start-square grid each
+    (backtracks; solutions in ``count`` mode)."""
     df = one_per_trial(df, PROBLEM)
     groups = group_columns(df, PROBLEM)
     counts, work, grouped = status_and_work(df, groups, PROBLEM.title, trials="starts",
@@ -51,8 +53,8 @@ def headline(df: pd.DataFrame, console: Console) -> None:
         if sub[["rows", "cols"]].drop_duplicates().shape[0] != 1:
             continue
         label = ", ".join(f"{g}={group_label(k)}" for g, k in zip(groups, key)) or "all trials"
-        console.print(start_grid_text(sub, "backtracks",
-                                      title=f"backtracks by start square ({label})"))
+        metric = "solutions" if is_count(sub) else "backtracks"  # count mode: its result
+        console.print(start_grid_text(sub, metric, title=f"{metric} by start square ({label})"))
 
 
 def grid_fits(rows: int, cols: int) -> bool:
