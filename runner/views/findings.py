@@ -207,7 +207,8 @@ def _first_sentence(sub: pd.DataFrame, spec: ProblemSpec, name: str, metric: str
         exact, _ = _total(done, metric)
         text += f" ({fmt_int(exact)} {metric} for those)"
     if none_exists:
-        text += (f"; {none_exists:,} {_unit(spec, none_exists)} have no {noun} (the whole "
+        verb = "has" if none_exists == 1 else "have"
+        text += (f"; {none_exists:,} {_unit(spec, none_exists)} {verb} no {noun} (the whole "
                  "tree searched)")
     if cut:
         named = _named(sub[censored], spec)
@@ -290,7 +291,7 @@ def _saving(grouped: list, groups: list[str], compared: ComparedColumn, spec: Pr
     if total >= b_total and not b_bound:
         return [f"{name} needs {fmt_int(total)} {metric} where {base_name} needs "
                 f"{fmt_int(b_total)}: no saving."]
-    factor = ("none at all" if total == 0 else
+    factor = (f"no {metric[:-1]} at all" if total == 0 else
               f"{'at least ' if b_bound else ''}{b_total / total:,.0f} times fewer")
     lead = "So the saving is a lower bound too: " if b_bound else ""
     return [f"{lead}{name if not lead else names(key)} needs {fmt_int(total)} {metric} in all "
@@ -552,3 +553,50 @@ def _and(items: Sequence[str]) -> str:
 def _cap(text: str) -> str:
     """``text`` with its first letter upper case."""
     return text[:1].upper() + text[1:]
+
+
+# --------------------------------------------------------------------------- what was run
+
+
+def what_was_run(df: pd.DataFrame, spec: ProblemSpec, overrides: Sequence[str] = ()) -> str:
+    """What the rows say was run, in one line (the report's subtitle): the trials, what
+    varied, what was fixed, the budget and the command-line overrides -- from the rows,
+    so overrides are told as they took effect (a config file's ``description`` is not).
+    """
+    if df.empty:
+        return "no trial"
+    df = one_per_trial(df, spec)
+    params = [c for c in spec.columns.names if c in df.columns]
+    varied, fixed = [], []
+    positions = [c for c in spec.position_columns if c in df.columns]
+    for c in params:
+        if c in positions:
+            continue
+        values = [group_label(v) for v in df[c].drop_duplicates()]
+        if len(values) > 1:
+            shown = ", ".join(values) if len(values) <= MAX_GROUPS else f"{len(values):,} values"
+            varied.append(f"{c} {shown}")
+        else:
+            fixed.append(f"{c} {values[0]}")
+    if positions:
+        count = len(df[positions].drop_duplicates())
+        varied.insert(0, f"{count:,} start{'s' if count != 1 else ''} "
+                         f"({' x '.join(positions)})")
+    text = f"{spec.title}, {len(df):,} trial{'s' if len(df) != 1 else ''}"
+    if varied:
+        text += ": " + "; ".join(varied)
+    if fixed:
+        text += "; fixed: " + ", ".join(fixed)
+    budget = []
+    for col, unit in (("budget_nodes", "placements"), ("budget_backtracks", "backtracks"),
+                      ("budget_seconds", "s")):
+        if col in df.columns and df[col].notna().any():
+            values = sorted(df[col].dropna().unique())
+            shown = [f"{v:g}" if unit == "s" else _power(int(v)) for v in values]
+            budget.append((shown[0] if len(shown) == 1 else " to ".join((shown[0], shown[-1])))
+                          + f" {unit}")
+    if budget:
+        text += "; budget " + " or ".join(budget)
+    if overrides:
+        text += "; overrides: " + " ".join(overrides)
+    return text + "."
