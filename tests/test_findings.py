@@ -68,7 +68,8 @@ def _row(table: str, first: str) -> list[str]:
 
 def test_count_run_leads_with_its_solutions(count6):
     _, _, text = count6
-    first = text.index("count mode: solutions and trials by status")
+    first = text.index("Knight's tour: trials by status, one row per heuristic; count mode: "
+                       "solutions found")
     header = _row(text[first:], "heuristic")
     assert header[:3] == ["heuristic", "starts", "solutions"]
     assert "solved" not in header and "0-backtrack starts" not in header
@@ -106,11 +107,11 @@ def test_count_show_begins_with_the_finding(count6, capsys):
 def test_count_report_findings_contents_subtitle(count6, tmp_path):
     cfg, out, _ = count6
     html = render_report(out)
-    heads = re.findall(r'<h2 id="([^"]+)">(.*?)</h2>', html)
+    heads = re.findall(r'<a id="([^"]+)"></a><h2>(.*?)</h2>', html)
     assert heads[0] == ("findings", "Findings")
     toc = html[html.index('<nav class="toc">'):html.index("</nav>")]
     assert [a for a in re.findall(r'href="#([^"]+)"', toc)] == [slug for slug, _ in heads]
-    assert html.index('<nav class="toc">') < html.index('<h2 id="headline">')
+    assert html.index('<nav class="toc">') < html.index('<h2>Headline</h2>')
     assert "Heuristic warnsdorff counts &gt;=26,599 tours" in html
     assert "<th class=\"\">solutions</th>" in html and "&gt;=26,599</td>" in html
     # the file says 8 x 8 and 64 starts; without overrides the rows' own account follows

@@ -406,7 +406,7 @@ def _print_tables(cfg: SweepConfig, store: ResultStore, wanted: TrialIds,
         console.print(f"{found.stale:,} older row(s) in this folder are from trials no longer "
                       "in the config last run: kept on disk, left out of these tables "
                       "(`btlab show --all` includes them)", markup=False)
-    path = source if isinstance(source, (str, os.PathLike)) else None
+    path = Path(source) if isinstance(source, (str, os.PathLike)) else None
     return found.errors, folder_finding(rows, config=cfg.expanded(), source=path,
                                         errors=(found.errors, found.first_error))
 

@@ -121,12 +121,14 @@ def _searched(df: pd.DataFrame, spec: ProblemSpec, config: Mapping[str, Any] | N
     """The sentences on the trials that searched (first and count mode), per group: the
     spec's baseline group last, so that the saving follows it."""
     groups = [c for c in group_columns(df, spec) if c not in spec.size_columns]
-    grouped = ([(k if isinstance(k, tuple) else (k,), g)
-                for k, g in df.groupby(groups, sort=False, dropna=False, observed=True)]
-               if groups else [((), df)])
+    grouped: list[tuple[tuple, pd.DataFrame]] = (
+        [(k if isinstance(k, tuple) else (k,), g)
+         for k, g in df.groupby(groups, sort=False, dropna=False, observed=True)]
+        if groups else [((), df)])
     compared = _compared(spec, groups)
     if compared is not None:
-        grouped.sort(key=lambda item: item[0][0] == compared.baseline)  # stable
+        baseline = compared.baseline
+        grouped.sort(key=lambda item: bool(item[0][0] == baseline))  # stable
     names = _Names(groups, compared)
     counting = [_all_count(sub) for _, sub in grouped]
     # count mode, every trial stopped by one budget: said once, after the counts
@@ -587,13 +589,13 @@ def what_was_run(df: pd.DataFrame, spec: ProblemSpec, overrides: Sequence[str] =
         text += ": " + "; ".join(varied)
     if fixed:
         text += "; fixed: " + ", ".join(fixed)
-    budget = []
+    budget: list[str] = []
     for col, unit in (("budget_nodes", "placements"), ("budget_backtracks", "backtracks"),
                       ("budget_seconds", "s")):
         if col in df.columns and df[col].notna().any():
             values = sorted(df[col].dropna().unique())
-            shown = [f"{v:g}" if unit == "s" else _power(int(v)) for v in values]
-            budget.append((shown[0] if len(shown) == 1 else " to ".join((shown[0], shown[-1])))
+            told = [f"{v:g}" if unit == "s" else _power(int(v)) for v in values]
+            budget.append((told[0] if len(told) == 1 else f"{told[0]} to {told[-1]}")
                           + f" {unit}")
     if budget:
         text += "; budget " + " or ".join(budget)

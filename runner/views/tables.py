@@ -105,9 +105,9 @@ def is_count(df: pd.DataFrame) -> bool:
 
 def count_title(title: str, label: str) -> str:
     """The title of a ``count``-mode sweep's first table (:func:`status_and_work`)."""
-    return (f"{title}, count mode: solutions and trials by status, one row per {label}; "
-            f"'{COUNT_FINISHED}' is a finished count (status exhausted), and a censored "
-            "trial's solutions are a lower bound (>=)")
+    return (f"{title}: trials by status, one row per {label}; count mode: solutions found "
+            f"(>= a lower bound where censored), '{COUNT_FINISHED}' a finished count "
+            "(status exhausted)")
 
 
 def status_and_work(df: pd.DataFrame, groups: list[str], title: str, trials: str = "trials",

@@ -281,8 +281,8 @@ def _findings(chosen: list[report_folders.Folder], spec: ProblemSpec | None) -> 
 
 
 def _with_contents(body: str) -> str:
-    """``body`` with an id on every section heading (``<h2>``) and, after the first
-    section (Findings), a table of contents linking each."""
+    """``body`` with an anchor before every section heading (``<h2>``) and, after the
+    first section (Findings), a table of contents linking each."""
     heads: list[tuple[str, str]] = []
 
     def anchor(match: re.Match) -> str:
@@ -293,7 +293,7 @@ def _with_contents(body: str) -> str:
         while slug in {s for s, _ in heads}:
             slug, n = f"{base}-{n}", n + 1
         heads.append((slug, title))
-        return f'<h2 id="{slug}">{title}</h2>'
+        return f'<a id="{slug}"></a><h2>{title}</h2>'  # the heading as the sections write it
 
     body = re.sub(r"<h2>(.*?)</h2>", anchor, body, flags=re.S)
     if len(heads) < 2:
@@ -301,7 +301,7 @@ def _with_contents(body: str) -> str:
     toc = ('<nav class="toc"><b>Contents</b><ol>'
            + "".join(f'<li><a href="#{slug}">{title}</a></li>' for slug, title in heads)
            + "</ol></nav>")
-    second = body.find(f'<h2 id="{heads[1][0]}">')
+    second = body.find(f'<a id="{heads[1][0]}"></a>')
     return body[:second] + toc + "\n" + body[second:]
 
 
