@@ -399,7 +399,10 @@ def _summary(df: pd.DataFrame) -> list[str]:
                  'repeats; failed trials left out of the statistics). <code>&gt;=</code> marks '
                  'a statistic that censored trials make a lower bound.</p>')
     try:
-        metrics = [m for m in ("nodes", "backtracks", "wall_ns") if m in df.columns]
+        # count mode: its solutions first
+        counted = "solutions" if "mode" in df.columns and (
+            df["mode"].astype("object") == "count").any() else ""
+        metrics = [m for m in (counted, "nodes", "backtracks", "wall_ns") if m and m in df.columns]
         table = analysis.summary(df, metrics=metrics, marks=True)
         tables = [_table(table["trials"].reset_index(), index=False)]
         for m in metrics:
