@@ -45,7 +45,7 @@ from btlab.views.estimate_table import is_estimate
 from btlab.views.tables import COUNT_MODE, group_columns, group_label, one_per_trial
 
 #: What a solution of a problem is called in the finding (other problems: "solution").
-SOLUTION_NOUNS = {"knights_tour": "tour", "n_queens": "placement"}
+SOLUTION_NOUNS = {"knights_tour": "tour"}
 #: Groups told one by one; more are summed up in one sentence.
 MAX_GROUPS = 6
 #: Start squares (positions) named one by one.
@@ -193,9 +193,11 @@ def _first_sentence(sub: pd.DataFrame, spec: ProblemSpec, name: str, metric: str
     unit = _unit(spec, n)
     total, bound = _total(sub, metric)
     if solved == n:
-        text = f"{name} finds a {noun} from all {n:,} {unit}"
+        text = (f"{name} finds a {noun} from all {n:,} {unit}" if spec.position_columns
+                else f"{name} solves all {n:,} {unit}")
     elif solved:
-        text = f"{name} finds a {noun} from {solved:,} of {n:,} {unit}"
+        text = (f"{name} finds a {noun} from {solved:,} of {n:,} {unit}" if spec.position_columns
+                else f"{name} solves {solved:,} of {n:,} {unit}")
     elif cut == n:
         text = (f"{name} finishes nowhere within {_budget(sub)} ({cut:,} of {n:,} {unit} "
                 f"censored), so its cost, {fmt_int(total, bound)} {metric}, is a lower bound")
@@ -207,7 +209,7 @@ def _first_sentence(sub: pd.DataFrame, spec: ProblemSpec, name: str, metric: str
         text += _where_backtracked(done, spec)
     elif solved:
         exact, _ = _total(done, metric)
-        text += f" ({fmt_int(exact)} {metric} for those)"
+        text += f", {fmt_int(exact)} {metric} in all" + (" for those" if cut else "")
     if none_exists:
         verb = "has" if none_exists == 1 else "have"
         text += (f"; {none_exists:,} {_unit(spec, none_exists)} {verb} no {noun} (the whole "
@@ -279,6 +281,8 @@ def _saving(grouped: list, groups: list[str], compared: ComparedColumn, spec: Pr
     base_key, base = by_key[compared.baseline]
     if _all_count(base):
         return _most_found(grouped, names)
+    if all(m.endswith("_ns") for m in compared.metrics):
+        return _time_ratio(by_key, compared, names)
     metric = _metric(spec, compared, base)
     b_total, b_bound = _total(base, metric)
     others = []
@@ -290,7 +294,9 @@ def _saving(grouped: list, groups: list[str], compared: ComparedColumn, spec: Pr
         return []
     total, key = min(others, key=lambda item: item[0])
     name, base_name = _cap(names(key)), names(base_key)
-    if total >= b_total and not b_bound:
+    if total == b_total and not b_bound:
+        return [f"{name} and {base_name} make the same {fmt_int(total)} {metric}."]
+    if total > b_total and not b_bound:
         return [f"{name} needs {fmt_int(total)} {metric} where {base_name} needs "
                 f"{fmt_int(b_total)}: no saving."]
     factor = (f"no {metric[:-1]} at all" if total == 0 else
@@ -300,6 +306,26 @@ def _saving(grouped: list, groups: list[str], compared: ComparedColumn, spec: Pr
             f"where {base_name} needs {fmt_int(b_total, b_bound)}, {factor}."]
 
 
+def _time_ratio(by_key: dict, compared: ComparedColumn, names: _Names) -> list[str]:
+    """A comparison on timings (the same search run another way): each value's total wall
+    time against the baseline's, when no trial of either was censored (a censored trial's
+    time is a lower bound) and both ran the same trials."""
+    base_key, base = by_key[compared.baseline]
+    if base["status"].astype("object").isin(CENSORED).any():
+        return []
+    out = []
+    for value, (key, sub) in by_key.items():
+        if value == compared.baseline or sub["status"].astype("object").isin(CENSORED).any():
+            continue
+        if len(sub) != len(base) or "wall_ns" not in sub.columns:
+            continue
+        ratio = sub["wall_ns"].astype("float64").sum() / base["wall_ns"].astype("float64").sum()
+        if math.isfinite(ratio):
+            out.append(f"{names(key)} takes {ratio:.2g} times the wall time of "
+                       f"{names(base_key)}")
+    return [_cap("; ".join(out[:3])) + " (medians over repeats, summed)."] if out else []
+
+
 def _most_found(grouped: list, names: _Names) -> list[str]:
     """Count mode: which group counted the most solutions."""
     totals = [(_total(sub, "solutions"), key) for key, sub in grouped]
@@ -307,6 +333,8 @@ def _most_found(grouped: list, names: _Names) -> list[str]:
     if len(totals) < 2:
         return []
     (best, bound), key = max(totals, key=lambda item: item[0][0])
+    if all(t[0][0] == best for t in totals):
+        return []  # one count for every group: no group found more
     within = " within the budget" if any(b for (_, b), _ in totals) else ""
     return [f"The most{within}: {fmt_int(best, bound)}, with {names(key)}."]
 
