@@ -409,8 +409,10 @@ def check_report(text: str) -> _Images:
     parser.feed(text)
     parser.close()
     assert parser.images, "no images"
-    # one inline script (the sortable table), nothing fetched: no src, link, URL or import
-    assert "link" not in parser.tags and not parser.links
+    # one inline script (the sortable table), nothing fetched: no src, link, URL or import;
+    # the only links are the contents' links to sections of the page itself
+    assert "link" not in parser.tags
+    assert all(re.fullmatch(r"#[a-z0-9-]+", link) for link in parser.links), parser.links
     for script in parser.scripts:
         assert "://" not in script and "import" not in script and "fetch(" not in script
     for src in parser.images:
@@ -592,3 +594,55 @@ def test_report_renders_in_headless_chromium(two_folder_report, tmp_path):
     assert backtracks == sorted(backtracks, reverse=True) and backtracks[0] == 290
     assert starts[0] == "(2, 1)"  # >=290 backtracks of heuristic none at 300 placements
     assert 'data-dir="desc"' in table
+    # no table sticks out of the text column: each table's visible box (clipped by a
+    # scrolling container) measured by the browser, against the body's content box
+    widths = _table_widths(two_folder_report, tmp_path)
+    assert len(widths["tables"]) >= 8
+    outside = [(round(left), round(right), caption) for left, right, caption in widths["tables"]
+               if left < -1 or right < -1]
+    assert not outside, f"tables past the margins (px left, px right): {outside}"
+    # the first section is the finding, then the contents, linking every section
+    heads = re.findall(r'<a id="([^"]+)"></a><h2>', text)
+    assert heads[0] == "findings" and len(heads) >= 6
+    toc = text[text.index('<nav class="toc">'):text.index("</nav>")]
+    assert re.findall(r'href="#([^"]+)"', toc) == heads
+
+
+#: Measures every ``table.data`` once the page has loaded, into ``<pre id="widths">``.
+_MEASURE = """<script>
+window.addEventListener('load', function () {
+  var body = document.body, cs = getComputedStyle(body), r = body.getBoundingClientRect();
+  var left = r.left + parseFloat(cs.paddingLeft), right = r.right - parseFloat(cs.paddingRight);
+  var out = [];
+  document.querySelectorAll('table.data').forEach(function (t) {
+    var b = t.getBoundingClientRect(), l = b.left, rr = b.right, p = t.parentElement;
+    while (p && p !== body) {
+      var s = getComputedStyle(p);
+      if (s.overflowX === 'auto' || s.overflowX === 'scroll' || s.overflowX === 'hidden') {
+        var pb = p.getBoundingClientRect(); l = Math.max(l, pb.left); rr = Math.min(rr, pb.right);
+      }
+      p = p.parentElement;
+    }
+    out.push([l - left, right - rr, t.caption ? t.caption.textContent.slice(0, 60) : '']);
+  });
+  var pre = document.createElement('pre'); pre.id = 'widths';
+  pre.textContent = JSON.stringify({left: left, right: right, tables: out});
+  body.appendChild(pre);
+});
+</script>"""
+
+
+def _table_widths(report: Path, tmp_path: Path) -> dict:
+    """How far each table of ``report`` stays inside the text column in headless Chromium
+    (1280 px wide): {"tables": [[px inside on the left, px inside on the right, caption]]}."""
+    import html as html_module
+
+    page = tmp_path / "measured.html"
+    page.write_text(report.read_text(encoding="utf-8").replace("</body>", _MEASURE + "</body>"),
+                    encoding="utf-8")
+    cmd = [*CHROMIUM, f"--user-data-dir={tmp_path / 'profile-w'}", "--window-size=1280,2400",
+           "--dump-dom", page.resolve().as_uri()]
+    dom = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False).stdout
+    found = re.search(r'<pre id="widths">(.*?)</pre>', dom, re.S)
+    assert found, "the measuring script left no result"
+    return json.loads(html_module.unescape(found.group(1)))

@@ -326,9 +326,12 @@ def test_doc_toy_problem_through_the_cli_serial_and_ray(tmp_path, monkeypatch, c
     out = capsys.readouterr().out
     assert "ray: 25 trials of grid-paths (1 run(s))" in out
     assert "Grid Hamiltonian path: trials by status, one row per rows, cols" in out
-    # rows, cols, trials, solved, exhausted, censored, errors
-    assert re.search(r"│\s*3\s*│\s*3\s*│\s*9\s*│\s*0\s*│\s*9\s*│\s*0\s*│\s*0\s*│", out)
-    assert re.search(r"│\s*4\s*│\s*4\s*│\s*16\s*│\s*0\s*│\s*16\s*│\s*0\s*│\s*0\s*│", out)
+    # count mode: rows, cols, trials, solutions, whole tree searched, censored, errors
+    assert re.search(r"│\s*3\s*│\s*3\s*│\s*9\s*│\s*40\s*│\s*9\s*│\s*0\s*│\s*0\s*│", out)
+    assert re.search(r"│\s*4\s*│\s*4\s*│\s*16\s*│\s*552\s*│\s*16\s*│\s*0\s*│\s*0\s*│",
+                     out)
+    assert out.startswith("Finding: The sweep counts 592 solutions from its 25 starts, every "
+                          "count exact (the whole tree searched)")
     nodes_4x4 = int(ray.loc[ray["rows"] == 4, "nodes"].sum())
     assert f"{nodes_4x4:,}" in out
 

@@ -146,6 +146,9 @@ BLOCKS: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
     ("README.md", "Knight's tour: trials by status, one row per heuristic"): (
         OUTPUT, "the quick start's headline tables: compared with `btlab show` of the full run "
         "(slow)", ("test_quick_start_slow",)),
+    ("README.md", "Finding: Heuristic warnsdorff finds a tour from all 64 starts"): (
+        OUTPUT, "the quick start's finding: compared, spaces folded, with the paragraph "
+        "`btlab show` of the full run begins with (slow)", ("test_quick_start_slow",)),
     ("README.md", "name: warnsdorff-64-starts"): (
         FAST, "a config: parse_config; it expands to the trials of "
         "configs/warnsdorff_64_starts.yaml", ("test_readme_config_blocks",)),
@@ -673,7 +676,8 @@ def full_runs(tmp_path_factory, ray_session) -> Path:
     """The docs' own runs at their own budgets (slow): the quick start as written, on Ray;
     recursion-vs-iteration, serial as analysis.md says; the Amb sweep for n = 4..10."""
     wd = workdir(tmp_path_factory.mktemp("full"))
-    for name in ("warnsdorff_64_starts.yaml", "recursion_vs_iteration_by_size.yaml"):
+    for name in ("warnsdorff_64_starts.yaml", "recursion_vs_iteration_by_size.yaml",
+                 "plain_backtracking_64_starts.yaml"):  # the baseline the finding names
         shutil.copy(ROOT / "configs" / name, wd / "configs" / name)
     for cmd in commands(block(*QUICK)):
         if btlab_argv(cmd) is not None:
@@ -695,6 +699,10 @@ def test_quick_start_slow(full_runs, capsys):
     table = block("README.md", "Knight's tour: trials by status, one row per heuristic")
     for line in normalise(table.text):
         assert line in shown, f"{table.where}: {line!r} not in `btlab show`:\n" + "\n".join(shown)
+    # show begins with the finding, word for word the README's (run from the clone's root,
+    # where configs/plain_backtracking_64_starts.yaml is the baseline's config)
+    said = block("README.md", "Finding: Heuristic warnsdorff finds a tour from all 64 starts")
+    assert " ".join(shown).startswith(" ".join(said.text.split())), said.where
 
 
 @pytest.mark.slow

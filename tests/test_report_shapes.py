@@ -249,6 +249,13 @@ def test_every_folder_shape_shows_and_reports(tmp_path, monkeypatch, capsys, bod
         assert pd.Series([r[head.index("status")] for r in body]).value_counts().to_dict() \
             == counts
     else:                         # trials by status, one line per group
+        if "whole tree searched" in head:  # count mode: solutions, then finished counts
+            assert head.index("solutions") == head.index("whole tree searched") - 1
+            assert "solved" not in head
+            head = [{"solutions": "solved", "whole tree searched": "exhausted"}.get(h, h)
+                    for h in head]
+            body = [[*r[:head.index("solved")], "0", *r[head.index("solved") + 1:]]
+                    for r in body]   # a count trial is never solved (first mode's status)
         total = {name: sum(int(r[head.index(name)].replace(",", "")) for r in body)
                  for name in ("solved", "exhausted", "censored", "errors")}
         first = sum(int(r[head.index("solved") - 1]) for r in body)   # trials / starts

@@ -51,6 +51,7 @@ from btlab.sweep.expand import check_trial_cap, iter_trials
 from btlab.sweep.trial import Trial
 from btlab.sweep.trial_ids import TrialIds
 from btlab.views.failures import FailureLog
+from btlab.views.findings import folder_finding
 from btlab.views.headline import print_headline
 from btlab.views.headline_rows import headline_rows
 from btlab.views.progress import LogProgress, log_interval
@@ -245,6 +246,8 @@ class RunOutcome:
             tables (0 when no table was made).
         has_parts: the folder holds rows.
         failures: the failing rows this run saw (:class:`btlab.views.failures.FailureLog`).
+        finding: the paragraph that answers the sweep's question from the folder's rows
+            (:func:`btlab.views.findings.finding`; "" when no table was made).
     """
 
     config: SweepConfig
@@ -255,6 +258,7 @@ class RunOutcome:
     kept_errors: int
     has_parts: bool
     failures: FailureLog
+    finding: str = ""
 
     def rows(self) -> pd.DataFrame:
         """The rows of the config's trials in the folder, as :func:`btlab.load` reads them.
@@ -391,10 +395,11 @@ def sweep(config: ConfigSource, *overrides: str, backend: str = "ray",
                 tell(f"[yellow]{count} {what}[/yellow]")
     has_parts = store.has_parts()
     kept_errors = 0  # error rows of this config's trials on disk (kept: --no-retry-errors)
+    found = ""
     if tables and has_parts:
-        kept_errors = _print_tables(cfg, store, wanted, console)
+        kept_errors, found = _print_tables(cfg, store, wanted, console, config)
     return RunOutcome(cfg, folder, wanted, interrupted, failed, kept_errors, has_parts,
-                      failures)
+                      failures, found)
 
 
 def _fresh_line(parts: int, pruned: Pruned, shown: str) -> str:
@@ -421,21 +426,24 @@ def _tidied_lines(tidied: Tidied, shown: str) -> list[str]:
 
 
 def _print_tables(cfg: SweepConfig, store: ResultStore, wanted: TrialIds,
-                  console: Console) -> int:
-    """The headline tables of the config's trials in the folder; returns their error rows."""
+                  console: Console, source: ConfigSource) -> tuple[int, str]:
+    """The headline tables of the config's trials in the folder; returns their error rows
+    and the finding (:func:`btlab.views.findings.finding`, from the same rows)."""
     # the headline's columns only: the tours and the provenance stay on disk
     names = cfg.problem.columns.names
     columns = headline_columns(cfg.problem)
     # part by part, one row per trial key: the driver's memory stays flat with the trials
     found = headline_rows(store.loc, columns, wanted, [*names, *TRIAL_COLUMNS])
     pause_at("tables")
-    print_headline(in_config_order(found.frame, cfg), console,
-                   errors=(found.errors, found.first_error))
+    rows = in_config_order(found.frame, cfg)
+    print_headline(rows, console, errors=(found.errors, found.first_error))
     if found.stale:
         console.print(f"{found.stale:,} older row(s) in this folder are from trials no longer "
                       "in the config last run: kept on disk, left out of these tables "
                       "(`btlab show --all` includes them)", markup=False)
-    return found.errors
+    path = Path(source) if isinstance(source, (str, os.PathLike)) else None
+    return found.errors, folder_finding(rows, config=cfg.expanded(), source=path,
+                                        errors=(found.errors, found.first_error))
 
 
 def _run_trials(backend_name: str, options: dict[str, Any], console: Console, tell: Say,
@@ -601,4 +609,6 @@ def run(config: ConfigSource, *overrides: str, backend: str = "ray",
     if outcome.interrupted:
         raise KeyboardInterrupt(f"interrupted: finished rows are in {outcome.folder}; run "
                                 "again to resume")
+    if outcome.finding:
+        Console(highlight=False).print(outcome.finding, markup=False)
     return outcome.rows()

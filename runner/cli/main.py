@@ -255,6 +255,8 @@ def cmd_run(args, console: Console) -> int:
             console.print(line, markup=False, highlight=False, soft_wrap=True)
     for line in outcome.failures.summary(outcome.folder):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
+    if outcome.finding:  # the run ends with what it found
+        console.print(outcome.finding, markup=False, highlight=False)
     if outcome.failed:
         console.print(f"[red]{outcome.failed} trial(s) ended with status error[/red] "
                       "(the message is in the error column)")
@@ -358,6 +360,7 @@ def cmd_show(args, console: Console) -> int:
     if args.by != "node":
         chosen = select_rows(folder, df, all_rows=args.all)
         df, notes = chosen.rows, chosen.notes
+        _show_finding(df, cfg, console)
     console.print(f"{folder}: {len(df):,} trials of {cfg.get('name', '?')} "
                   f"({df['run_id'].nunique()} run(s))", markup=False)
     overrides = json.loads(meta.get("btlab.overrides", "[]"))
@@ -371,6 +374,15 @@ def cmd_show(args, console: Console) -> int:
         console.print(note, markup=False)
     print_headline(df, console)
     return 1 if (df["status"] == "error").any() else 0
+
+
+def _show_finding(df, cfg: dict, console: Console) -> None:
+    """``btlab show`` begins with the finding (:func:`btlab.views.findings.folder_finding`)."""
+    from btlab.views.findings import folder_finding  # CLI start-up: it imports pandas
+
+    text = folder_finding(df, config=cfg)
+    if text:
+        console.print(text, markup=False, highlight=False)
 
 
 def cmd_compare(args, console: Console) -> int:

@@ -6,6 +6,8 @@ Modules:
 - ``estimate_table``: The table ``btlab run`` and ``btlab show`` print for ``mode: estimate``
   trials.
 - ``failures``: Failing trials, told as they happen and listed again when the run ends.
+- ``findings``: The finding: a short paragraph, generated from the rows, that answers the
+  sweep's question.
 - ``headline``: The headline tables ``btlab run`` prints at the end and ``btlab show`` prints
   again.
 - ``headline_rows``: The rows the end-of-run headline needs, read part by part in constant

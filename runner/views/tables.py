@@ -90,6 +90,26 @@ def group_columns(df: pd.DataFrame, spec: ProblemSpec) -> list[str]:
         df, list(GROUP_TRIAL_COLUMNS))
 
 
+#: The ``mode`` value of trials that count every solution.
+COUNT_MODE = "count"
+#: What the first table of a ``count``-mode sweep calls its finished trials: ``solved`` is
+#: a ``first``-mode status; a count trial is done when its whole tree is searched.
+COUNT_FINISHED = "whole tree searched"
+
+
+def is_count(df: pd.DataFrame) -> bool:
+    """Whether every row of ``df`` is a ``mode: count`` trial (False without a ``mode``)."""
+    return ("mode" in df.columns and len(df) > 0
+            and bool((df["mode"].astype("object") == COUNT_MODE).all()))
+
+
+def count_title(title: str, label: str) -> str:
+    """The title of a ``count``-mode sweep's first table (:func:`status_and_work`)."""
+    return (f"{title}: trials by status, one row per {label}; count mode: solutions found "
+            f"(>= a lower bound where censored), '{COUNT_FINISHED}' a finished count "
+            "(status exhausted)")
+
+
 def status_and_work(df: pd.DataFrame, groups: list[str], title: str, trials: str = "trials",
                     zero: str | None = "0-backtrack solved",
                     solutions: bool = False) -> tuple[Table, Table, list]:
@@ -98,10 +118,16 @@ def status_and_work(df: pd.DataFrame, groups: list[str], title: str, trials: str
     solved trials without a backtrack (None: no such column); ``solutions`` adds the total
     of solutions found (``>=`` when a censored trial may have found more).
 
+    A sweep of ``mode: count`` trials only (:func:`is_count`) leads with its result: the
+    solutions total right after the trials, ``solved`` (a ``first``-mode status) and
+    ``zero`` left out, and the finished counts named :data:`COUNT_FINISHED`.
+
     Returns:
         (counts table, work table, [(group key, rows), ...])."""
     label = ", ".join(groups) or "sweep"
-    counts = Table(title=literal(f"{title}: trials by status, one row per {label}"),
+    count = is_count(df)
+    counts = Table(title=literal(count_title(title, label) if count
+                                 else f"{title}: trials by status, one row per {label}"),
                    title_justify="left")
     work = Table(title=literal(f"{title}: work (placements), one row per {label}; "
                                ">= marks lower bounds from censored trials"),
@@ -109,10 +135,11 @@ def status_and_work(df: pd.DataFrame, groups: list[str], title: str, trials: str
     for g in groups:
         counts.add_column(literal(g))
         work.add_column(literal(g))
-    names = [trials, "solved", "exhausted", "censored", "errors"]
-    if zero:
+    names = ([trials, "solutions", COUNT_FINISHED, "censored", "errors"] if count
+             else [trials, "solved", "exhausted", "censored", "errors"])
+    if zero and not count:
         names.append(zero)
-    if solutions:
+    if solutions and not count:
         names.append("solutions")
     for name in names:
         counts.add_column(name, justify="right")
@@ -129,16 +156,19 @@ def status_and_work(df: pd.DataFrame, groups: list[str], title: str, trials: str
         censored = status.isin(CENSORED)
         ok = status != "error"
         head = [group_label(k) for k in key]
-        cells = [str(len(sub)), str(int((status == "solved").sum())),
-                 str(int((status == "exhausted").sum())), str(int(censored.sum())),
-                 str(int((~ok).sum()))]
-        if zero:  # a restart trial abandoned paths: backtrack-free only on its first attempt
+        found = (bounded_stats(sub.loc[ok, "solutions"], censored[ok])["total"]
+                 if "solutions" in sub.columns else "-")
+        cells = ([str(len(sub)), found] if count
+                 else [str(len(sub)), str(int((status == "solved").sum()))])
+        cells += [str(int((status == "exhausted").sum())), str(int(censored.sum())),
+                  str(int((~ok).sum()))]
+        if zero and not count:  # a restart trial: backtrack-free only on its first attempt
             fresh = (sub["abandoned"].fillna(0) == 0 if "abandoned" in sub.columns
                      else True)
             cells.append(str(int(((status == "solved") & (sub["backtracks"] == 0)
                                   & fresh).sum())))
-        if solutions:
-            cells.append(bounded_stats(sub.loc[ok, "solutions"], censored[ok])["total"])
+        if solutions and not count:
+            cells.append(found)
         add_row(counts, *head, *cells)
         stats = []
         for metric in ("nodes", "backtracks"):

@@ -23,12 +23,13 @@ from btlab.views.plots.boards import (
     TOUR_FULL_MAX_SQUARES,
     tour_downsampled,
 )
-from btlab.views.report.html import MAX_PLOTS_PER_KIND, figure, figures
+from btlab.views.report.html import MAX_PLOTS_PER_KIND, escape, figure, figures
 from btlab.views.tables import (
     add_row,
     fmt_int,
     group_columns,
     group_label,
+    is_count,
     literal,
     one_per_trial,
     status_and_work,
@@ -40,7 +41,8 @@ GRID_MAX_COLS = 16
 GRID_MAX_SQUARES = 256
 
 def headline(df: pd.DataFrame, console: Console) -> None:
-    """Print the knight's-tour headline: a table per group, then a start-square grid each."""
+    """Print the knight's-tour headline: a table per group, then a start-square grid each
+    (backtracks; solutions in ``count`` mode)."""
     df = one_per_trial(df, PROBLEM)
     groups = group_columns(df, PROBLEM)
     counts, work, grouped = status_and_work(df, groups, PROBLEM.title, trials="starts",
@@ -51,8 +53,8 @@ def headline(df: pd.DataFrame, console: Console) -> None:
         if sub[["rows", "cols"]].drop_duplicates().shape[0] != 1:
             continue
         label = ", ".join(f"{g}={group_label(k)}" for g, k in zip(groups, key)) or "all trials"
-        console.print(start_grid_text(sub, "backtracks",
-                                      title=f"backtracks by start square ({label})"))
+        metric = "solutions" if is_count(sub) else "backtracks"  # count mode: its result
+        console.print(start_grid_text(sub, metric, title=f"{metric} by start square ({label})"))
 
 
 def grid_fits(rows: int, cols: int) -> bool:
@@ -139,6 +141,22 @@ def solution_figure(row) -> tuple[Figure, str]:
     return plots.knight_tour(row), _tour_note(int(row["rows"]), int(row["cols"])).strip()
 
 
+def _all_censored(sub: pd.DataFrame, rows: int, cols: int, labels: list[str],
+                  key: tuple) -> str:
+    """The sentence that stands for a heatmap whose every start stopped at a budget (all
+    its cells hatched lower bounds), or "" when some start finished or failed."""
+    status = sub["status"].astype("object")
+    if sub.empty or not status.isin(CENSORED).all():
+        return ""
+    values = sub["backtracks"].astype("float64")
+    spread = (f">={fmt_int(values.min())}" if values.min() == values.max()
+              else f">={fmt_int(values.min())} to >={fmt_int(values.max())}")
+    what = ", ".join(f"{k} = {v}" for k, v in zip(labels, key)) or "all trials"
+    return (f"{rows} x {cols}, {what}: every one of its {len(sub):,} start squares stopped "
+            f"at the budget, with {spread} backtracks (lower bounds), so its heatmap, "
+            f"{len(sub):,} hatched cells, is not drawn.")
+
+
 def report(df: pd.DataFrame) -> str:
     """The report's plots: backtracks by start square, work and time (HTML). The tours of the
     hardest start squares are drawn by :mod:`btlab.views.report.cases` (:func:`solution_figure`)."""
@@ -148,6 +166,7 @@ def report(df: pd.DataFrame) -> str:
               and df[c].nunique(dropna=False) > 1]
     boards = df[["rows", "cols"]].drop_duplicates().sort_values(["rows", "cols"])
     heatmaps: list[str] = []
+    notes: list[str] = []
     for rows, cols in boards.itertuples(index=False):
         board = df[(df["rows"] == rows) & (df["cols"] == cols)]
         if len(board[["start_row", "start_col"]].drop_duplicates()) < 2:
@@ -159,19 +178,25 @@ def report(df: pd.DataFrame) -> str:
                   f"columns, so each cell is the largest of a {block} x {block} block of start "
                   "squares (hatched if any of them is a lower bound)." if block > 1 else "")
         groups = board.groupby(labels, observed=True, sort=True) if labels else [((), board)]
-        for key, _ in groups:
+        for key, sub in groups:
             if len(heatmaps) >= MAX_PLOTS_PER_KIND:
                 break
             key = key if isinstance(key, tuple) else (key,)
             filters = {"rows": int(rows), "cols": int(cols), **dict(zip(labels, key))}
+            said = _all_censored(sub, int(rows), int(cols), labels, key)
+            if said:  # every cell hatched at the budget: a sentence says as much
+                notes.append(said)
+                continue
             heatmaps.append(figure(
                 functools.partial(plots.heatmap, df, "backtracks", vmax=vmax, **filters),
                 f"Backtracks by start square on {rows} x {cols}, "
                 + (", ".join(f"{k} = {v}" for k, v in zip(labels, key)) or "all trials")
                 + ". Log colour scale shared by this board's heatmaps; hatched cells stopped at "
                 "a budget (lower bounds)." + shrunk, "png", "heatmap"))
-    if heatmaps:
+    if heatmaps or notes:
         parts.append("<h3>Backtracks by start square</h3>")
+        parts.extend(f'<p class="note">{escape(n)}</p>' for n in notes)
+    if heatmaps:
         parts.append(figures(heatmaps))
     scaling = []
     if len(boards) > 2:

@@ -15,7 +15,15 @@ from btlab.problems.censoring import CENSORED
 from btlab.problems.n_queens import PROBLEM
 from btlab.views import plots
 from btlab.views.report.html import figure, figures
-from btlab.views.tables import add_row, fmt_int, fmt_ns, literal, one_per_trial, varying
+from btlab.views.tables import (
+    COUNT_MODE,
+    add_row,
+    fmt_int,
+    fmt_ns,
+    literal,
+    one_per_trial,
+    varying,
+)
 
 
 def headline(df: pd.DataFrame, console: Console) -> None:
@@ -27,8 +35,13 @@ def headline(df: pd.DataFrame, console: Console) -> None:
     base = df[df["strategy"] == "recursive"]
     base_key = ["n", *extra]
     ref = base.set_index(base_key)["wall_ns"] if len(base) else None
+    counting = ("mode" in df.columns
+                and bool((df["mode"].astype("object") == COUNT_MODE).any()))
     table = Table(title="N-Queens: per strategy and n (time: median wall time of the solve "
-                  "call; vs recursive: time / recursive's time on the same n)",
+                  "call; vs recursive: time / recursive's time on the same n)"
+                  + ("; count mode: status exhausted is a finished count (the whole tree "
+                     "searched), a censored trial's solutions are a lower bound (>=)"
+                     if counting else ""),
                   title_justify="left")
     for name in ("strategy", *extra, "n", "status", "solutions", "nodes", "checks", "time",
                  "vs recursive"):

@@ -69,7 +69,8 @@ def solved_share_vs_size(df: pd.DataFrame, by: str | None = None, *, alpha: floa
     ax.set_xticklabels([str(s) for s in sizes])
     ax.minorticks_off()
     ax.set_ylim(-3, 103)
-    ax.set_xlabel(f"{xlabel} (log scale)")
+    ax.set_xlabel(xlabel[:-1] + ", log scale)" if xlabel.endswith(")")
+                  else xlabel + " (log scale)")
     ax.set_ylabel("trials solved (%)")
     ax.grid(True, which="major", alpha=0.35)
     if by is not None:

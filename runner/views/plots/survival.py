@@ -34,7 +34,7 @@ from matplotlib.figure import Figure
 from btlab.analysis.columns import as_list
 from btlab.analysis.kaplan_meier import survival
 from btlab.views.plots.figure_files import finish, plot_text
-from btlab.views.plots.trends import _scale, label
+from btlab.views.plots.trends import _scale, label, log_label
 
 __all__ = ["CENSOR_MARK", "SLOPE_ONE", "cactus", "finished_curves", "group_label",
            "survival_curves"]
@@ -126,11 +126,11 @@ def survival_curves(df: pd.DataFrame, by: Sequence[str] | str | None = None,
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_ylim(floor * 0.8, 1.25)
-    ax.set_xlabel(f"{label(metric)} (log scale)")
+    ax.set_xlabel(log_label(metric))
     ax.set_ylabel("P(cost > x), Kaplan-Meier (log scale)")
     ax.grid(True, which="major", alpha=0.3)
     ax.set_title(title or f"Survival of {label(metric)}: share of trials not finished "
-                 "within x\n| censored (stopped at a budget); band: "
+                 "within x\nticks mark censored trials (stopped at a budget); band: "
                  f"{100 * (1 - alpha):.0f} % pointwise confidence", fontsize=10)
     _legend(fig, ax)
     return finish(fig, path)
@@ -193,7 +193,7 @@ def finished_curves(df: pd.DataFrame, by: Sequence[str] | str | None = None,
                     gid=SLOPE_ONE, label="_slope one")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel(f"{label(metric)} (log scale)")
+    ax.set_xlabel(log_label(metric))
     ax.set_ylabel("P(cost <= x), Kaplan-Meier (log scale)")
     ax.grid(True, which="major", alpha=0.3)
     ax.set_title(title or f"Share of trials finished within x {label(metric)}\n"
@@ -240,7 +240,7 @@ def cactus(df: pd.DataFrame, by: Sequence[str] | str | None = None, metric: str 
                 label=f"{group_label(by, key)}: {int(done[-1]) if len(done) else 0:,} of "
                       f"{total:,} finished")
     ax.set_xscale("log")
-    ax.set_xlabel(f"budget: {label(metric)} (log scale)")
+    ax.set_xlabel("budget: " + log_label(metric))
     ax.set_ylabel("trials finished within the budget" + (" (%)" if percent else ""))
     ax.set_ylim(bottom=0)
     ax.grid(True, which="major", alpha=0.3)

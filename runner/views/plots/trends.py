@@ -35,6 +35,13 @@ def label(metric: str) -> str:
     return _LABELS.get(metric, metric.replace("_", " "))
 
 
+def log_label(metric: str) -> str:
+    """Axis label of a metric on a log axis: ``nodes (placements, log scale)``,
+    ``backtracks (log scale)`` -- one pair of parentheses."""
+    text = label(metric)
+    return text[:-1] + ", log scale)" if text.endswith(")") else text + " (log scale)"
+
+
 def _scale(metric: str, values):
     """Timings in ns -> seconds; other metrics unchanged."""
     return values / 1e9 if metric.endswith("_ns") else values

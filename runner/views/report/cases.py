@@ -36,7 +36,7 @@ from btlab.problems.spec import ProblemSpec
 from btlab.views.report.html import MAX_PLOTS_PER_KIND, figure, figures, skipped
 from btlab.views.report.html import escape as _e
 from btlab.views.report.html import table as _table
-from btlab.views.tables import fmt_int, fmt_ns, group_columns, one_per_trial
+from btlab.views.tables import fmt_int, fmt_ns, group_columns, is_count, one_per_trial
 
 #: Censored cases are listed one by one up to this many, else the first few and a count.
 CENSORED_LISTED = 10
@@ -317,7 +317,8 @@ def _has_solution(solution: Any) -> bool:
 
 def per_start_section(df: pd.DataFrame, spec: ProblemSpec | None) -> str:
     """One sortable table row per case (start square, or n): for each group its status,
-    placements, backtracks and time (HTML with the inline :data:`SORT_SCRIPT`)."""
+    placements, backtracks (solutions in ``count`` mode) and time (HTML with the inline
+    :data:`SORT_SCRIPT`)."""
     if spec is None or df.empty:
         return ""
     rows, cases, groups, grouped = _prepared(df, spec)
@@ -365,10 +366,13 @@ def _long_table(grouped: list, cases: list[str], groups: list[str], head: str) -
     order = {tuple(k): i for i, k in enumerate(keys.itertuples(index=False))}
     body = [[f'<td class="text" data-v="{i}">{_e(_case_text(k))}</td>']
             for k, i in order.items()]
+    # count mode: its result, the solutions, where first mode has its backtracks
+    third = ("solutions" if all(is_count(g) and "solutions" in g.columns for _, g in grouped)
+             else "backtracks")
     for _, sub in grouped:
         cells: dict[int, str] = {}
         status = sub["status"].astype("object").to_numpy()
-        nodes, back, wall = (_floats(sub[c]) for c in ("nodes", "backtracks", "wall_ns"))
+        nodes, back, wall = (_floats(sub[c]) for c in ("nodes", third, "wall_ns"))
         for j, k in enumerate(sub[cases].itertuples(index=False)):
             i = order.get(tuple(k))
             if i is None:
@@ -384,7 +388,7 @@ def _long_table(grouped: list, cases: list[str], groups: list[str], head: str) -
     sub_head = "".join(
         f'<th data-col="{1 + 4 * g + j}">{name}</th>'
         for g in range(len(grouped))
-        for j, name in enumerate(("status", "placements", "backtracks", "time")))
+        for j, name in enumerate(("status", "placements", third, "time")))
     note = (f'<p class="note">Shown: {"; ".join(notes)}.</p>' if notes else "")
     return (note + f'<div class="wide"><table class="data sortable"><thead><tr>{top}</tr>'
             f"<tr>{sub_head}</tr></thead><tbody>"

@@ -33,7 +33,9 @@ column names each row's folder). It holds, in order:
 from __future__ import annotations
 
 import io
+import json
 import os
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence, overload
@@ -48,10 +50,11 @@ from btlab.errors import BtlabError, OutputPathError
 from btlab.problems import plugins
 from btlab.problems.registry import get_problem
 from btlab.problems.spec import ProblemSpec
-from btlab.store.folder import btlab_version
+from btlab.store.folder import btlab_version, newest_meta
 from btlab.store.location import locate
 from btlab.views import plots
 from btlab.views.estimate_table import is_estimate
+from btlab.views.findings import finding, what_was_run
 from btlab.views.headline import print_headline
 from btlab.views.outfile import atomic_write_text, check_target
 from btlab.views.report import cases as report_cases
@@ -80,8 +83,11 @@ table.data td.bound { background: #fff4d6; }
 table.data td:first-child { text-align: left; }
 table.data caption { caption-side: top; text-align: left; font-size: 0.95em; color: #333;
                      padding-bottom: 0.3em; font-style: italic; }
-div.wide { overflow-x: auto; width: max(100%, calc(100vw - 5em));
-           margin-left: min(0px, calc(50% - 50vw + 2.5em)); }
+div.wide { overflow-x: auto; max-width: 100%; }
+div.figures > table.data, div.figures > div { max-width: 100%; overflow-x: auto; }
+p.finding { font-size: 1.05em; background: #f4f8ff; border-left: 4px solid #5b8bd6;
+            padding: 0.6em 0.9em; }
+nav.toc { font-size: 0.92em; margin: 1em 0; } nav.toc ol { margin: 0.3em 0; columns: 2; }
 pre { background: #f7f7f7; border: 1px solid #e1e1e1; padding: 0.8em; overflow-x: auto;
       font-size: 0.82em; }
 .figures { display: flex; flex-wrap: wrap; gap: 1.2em; align-items: flex-start; }
@@ -214,17 +220,17 @@ def render_report(results: str | Path | Sequence[str | Path], all_rows: bool = F
             f"{runs} run(s)" + (f", {repeats} repeats per trial" if repeats > 1 else "")
             + f"; report made {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by btlab "
             f"{_e(btlab_version())}.")
-    if not several:
-        lead += "".join(f"<br>{_e(note)}" for note in chosen[0].notes)
-        if config.get("description"):
-            lead = f"{_e(config['description'])}<br>{lead}"
-    else:
-        sections.append(report_folders.what_was_run(chosen))
     try:
         spec: ProblemSpec | None = get_problem(problem)
     except (ValueError, plugins.PluginError) as exc:
         spec = None
         sections.append(skipped(f"problem {problem}", exc))
+    if not several:
+        lead += "".join(f"<br>{_e(note)}" for note in chosen[0].notes)
+        lead = f"{_e(_subtitle(chosen[0], spec))}<br>{lead}"
+    else:
+        sections.append(report_folders.what_was_run(chosen))
+    sections.insert(0, _findings(chosen, spec))
     if df.empty:  # e.g. only a part that records a config, or every row left out
         sections.append('<h2>Headline</h2><p class="note">No trial to show.</p>')
     else:
@@ -238,7 +244,7 @@ def render_report(results: str | Path | Sequence[str | Path], all_rows: bool = F
         sections.append(_problem_section(df, spec))
         sections.append(_errors(df))
     sections.append(report_folders.config_and_provenance(chosen))
-    body = "\n".join(s for s in sections if s)
+    body = _with_contents("\n".join(s for s in sections if s))
     return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
             f"<title>btlab report: {_e(name)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
@@ -247,6 +253,58 @@ def render_report(results: str | Path | Sequence[str | Path], all_rows: bool = F
 
 
 # --------------------------------------------------------------------------- sections
+
+
+def _subtitle(folder: report_folders.Folder, spec: ProblemSpec | None) -> str:
+    """What was run into ``folder``, told from its rows and overrides
+    (:func:`btlab.views.findings.what_was_run`); the config's own description only when
+    no override changed what it describes."""
+    overrides = json.loads(newest_meta(folder.path).get("btlab.overrides", "[]") or "[]")
+    described = folder.config.get("description") if not overrides else None
+    if spec is None or folder.rows.empty:
+        return str(described or folder.config.get("name") or folder.name)
+    ran = "Ran: " + what_was_run(folder.rows, spec, overrides)
+    return f"{str(described).strip()} {ran}" if described else ran
+
+
+def _findings(chosen: list[report_folders.Folder], spec: ProblemSpec | None) -> str:
+    """The first section: the finding of each folder (:func:`btlab.views.findings.finding`)."""
+    parts = ['<h2>Findings</h2>']
+    for folder in chosen:
+        text = (finding(folder.rows, spec, config=folder.config)
+                if spec is not None and len(folder.rows) else "")
+        if not text:
+            text = "No trial to tell of."
+        head = f"<b>{_e(folder.name)}</b>: " if len(chosen) > 1 else ""
+        parts.append(f'<p class="finding">{head}{_e(text.removeprefix("Finding: "))}</p>')
+    return "\n".join(parts)
+
+
+def _with_contents(body: str) -> str:
+    """``body`` with an anchor before every section heading (``<h2>``) and, after the
+    first section (Findings), a table of contents linking each."""
+    heads: list[tuple[str, str]] = []
+
+    def anchor(match: re.Match) -> str:
+        title = match.group(1)
+        slug = re.sub(r"[^a-z0-9]+", "-", re.sub(r"<[^>]+>|&[a-z#0-9]+;", "",
+                                                  title.lower())).strip("-") or "section"
+        base, n = slug, 2
+        while slug in {s for s, _ in heads}:
+            slug, n = f"{base}-{n}", n + 1
+        heads.append((slug, title))
+        return f'<a id="{slug}"></a><h2>{title}</h2>'  # the heading as the sections write it
+
+    body = re.sub(r"<h2>(.*?)</h2>", anchor, body, flags=re.S)
+    if len(heads) < 2:
+        return body
+    toc = ('<nav class="toc"><b>Contents</b><ol>'
+           + "".join(f'<li><a href="#{slug}">{title}</a></li>' for slug, title in heads)
+           + "</ol></nav>")
+    second = body.find(f'<a id="{heads[1][0]}"></a>')
+    return body[:second] + toc + "\n" + body[second:]
+
+
 
 
 class _Collector(Console):
@@ -318,7 +376,8 @@ def _show_tables(df: pd.DataFrame) -> list[str]:
     for item in console.items:
             if isinstance(item, Table):
                 html_table = rich_table_html(item)
-                if _plain(item.title).startswith("backtracks by start square"):
+                if _plain(item.title).startswith(("backtracks by start square",
+                                                  "solutions by start square")):
                     filled = sum(bool(_plain(v).strip()) for c in item.columns[1:]
                                  for v in c.cells)
                     if filled >= 2:  # a grid with one start square says nothing new
@@ -340,7 +399,10 @@ def _summary(df: pd.DataFrame) -> list[str]:
                  'repeats; failed trials left out of the statistics). <code>&gt;=</code> marks '
                  'a statistic that censored trials make a lower bound.</p>')
     try:
-        metrics = [m for m in ("nodes", "backtracks", "wall_ns") if m in df.columns]
+        # count mode: its solutions first
+        counted = "solutions" if "mode" in df.columns and (
+            df["mode"].astype("object") == "count").any() else ""
+        metrics = [m for m in (counted, "nodes", "backtracks", "wall_ns") if m and m in df.columns]
         table = analysis.summary(df, metrics=metrics, marks=True)
         tables = [_table(table["trials"].reset_index(), index=False)]
         for m in metrics:
