@@ -68,8 +68,11 @@ def _row(table: str, first: str) -> list[str]:
 
 def test_count_run_leads_with_its_solutions(count6):
     _, _, text = count6
-    first = text.index("Knight's tour: trials by status, one row per heuristic; count mode: "
-                       "solutions found")
+    words = " ".join(text.split())
+    assert ("Knight's tour: trials by status, one row per heuristic; count mode: solutions "
+            "found (>= a lower bound where censored), 'whole tree searched' a finished count "
+            "(status exhausted)") in words
+    first = text.index("Knight's tour: trials by status")
     header = _row(text[first:], "heuristic")
     assert header[:3] == ["heuristic", "starts", "solutions"]
     assert "solved" not in header and "0-backtrack starts" not in header
@@ -238,3 +241,38 @@ def test_rerun_command_and_what_was_run():
     assert said.startswith("Knight's tour, 6 trials: 3 starts (start_row x start_col); "
                            "heuristic none, warnsdorff; fixed: rows 8, cols 8")
     assert said.endswith("budget 10^6 placements; overrides: budget.nodes=10.")
+
+
+def test_all_censored_heatmaps_are_sentences(count6):
+    """Every start of every heuristic stopped at 200,000 placements: no heatmap of 36
+    identical hatched cells, one sentence each instead."""
+    _, out, _ = count6
+    html = render_report(out)
+    plots = html[html.index("<h3>Backtracks by start square</h3>"):]
+    plots = plots[:plots.index("<h3>", 10)]
+    assert 'class="heatmap"' not in plots
+    said = re.findall(r"6 x 6, heuristic = (\w+): every one of its 36 start squares stopped "
+                      r"at the budget, with &gt;=([\d,]+) to &gt;=([\d,]+) backtracks", plots)
+    assert said == [("none", "199,587", "199,981"), ("warnsdorff", "188,557", "197,501"),
+                    ("static_degree", "191,302", "196,890")]
+    # the per-start table gives each start's solutions
+    every = html[html.index("<h2>Every start</h2>"):]
+    assert '<th data-col="3">solutions</th>' in every
+    assert 'data-v="1247">&gt;=1,247</td>' in every
+
+
+def test_survival_titles_and_log_axes_read_cleanly():
+    from btlab.views import plots
+
+    df = _rows({"none": [("node_limit", 999_950, 0)] * 3 + [("solved", 10, 1)] * 3,
+                "warnsdorff": [("solved", 0, 1)] * 5 + [("solved", 46, 1)]})
+    fig = plots.survival_curves(df, by="heuristic")
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "nodes (placements, log scale)"
+    lines = ax.get_title().splitlines()
+    assert len(lines) == 2 and not lines[1].startswith("|")
+    assert lines[1].startswith("ticks mark censored trials (stopped at a budget)")
+    assert plots.cactus(df, by="heuristic").axes[0].get_xlabel() == (
+        "budget: nodes (placements, log scale)")
+    assert plots.survival_curves(df, metric="backtracks").axes[0].get_xlabel() == (
+        "backtracks (log scale)")

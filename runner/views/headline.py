@@ -9,6 +9,9 @@ bounds are printed ``>=N`` (:mod:`btlab.problems.censoring`).
 
 from __future__ import annotations
 
+import io
+from typing import Any
+
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
@@ -19,6 +22,27 @@ from btlab.problems.registry import get_problem
 from btlab.views.estimate_table import is_estimate, print_estimates
 from btlab.views.failures import first_line
 from btlab.views.tables import add_row, fmt_int, generic_headline
+
+
+class Collector(Console):
+    """A Console that keeps what is printed (rich Tables, Text) instead of drawing it."""
+
+    def __init__(self) -> None:
+        super().__init__(file=io.StringIO(), width=150, highlight=False, markup=False)
+        self.items: list[Any] = []
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:  # noqa: A003 - Console's name
+        self.items.extend(objects)
+
+
+def headline_items(df: pd.DataFrame,
+                   errors: tuple[int, str | None] | None = None) -> list[Any]:
+    """The headline of ``df`` as a list of what :func:`print_headline` prints, in order
+    (rich Tables, and Text or str lines), for a caller that renders them its own way (the
+    report's HTML, another output format)."""
+    collector = Collector()
+    print_headline(df, collector, errors=errors)
+    return collector.items
 
 
 def print_headline(df: pd.DataFrame, console: Console | None = None,

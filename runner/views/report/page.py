@@ -32,7 +32,6 @@ column names each row's folder). It holds, in order:
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -41,7 +40,6 @@ from pathlib import Path
 from typing import Any, Sequence, overload
 
 import pandas as pd
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -55,7 +53,8 @@ from btlab.store.location import locate
 from btlab.views import plots
 from btlab.views.estimate_table import is_estimate
 from btlab.views.findings import finding, what_was_run
-from btlab.views.headline import print_headline
+from btlab.views.headline import Collector as _Collector  # noqa: F401 - its old name here
+from btlab.views.headline import headline_items
 from btlab.views.outfile import atomic_write_text, check_target
 from btlab.views.report import cases as report_cases
 from btlab.views.report import folders as report_folders
@@ -307,17 +306,6 @@ def _with_contents(body: str) -> str:
 
 
 
-class _Collector(Console):
-    """A Console that keeps what is printed (rich Tables, text) instead of drawing it."""
-
-    def __init__(self) -> None:
-        super().__init__(file=io.StringIO(), width=150, highlight=False, markup=False)
-        self.items: list[Any] = []
-
-    def print(self, *objects: Any, **kwargs: Any) -> None:  # noqa: A003 - Console's name
-        self.items.extend(objects)
-
-
 def _plain(value: Any) -> str:
     """A table cell, title or printed object as plain text: a str is taken literally (as
     ``btlab show`` prints it: its console reads no markup)."""
@@ -369,11 +357,9 @@ def _headline(df: pd.DataFrame, folders: list[tuple[str, pd.DataFrame]] | None =
 
 def _show_tables(df: pd.DataFrame) -> list[str]:
     """The tables ``btlab show`` prints for ``df``, as HTML (start grids side by side)."""
-    console = _Collector()
-    print_headline(df, console)
     parts: list[str] = []
     grids: list[str] = []
-    for item in console.items:
+    for item in headline_items(df):
             if isinstance(item, Table):
                 html_table = rich_table_html(item)
                 if _plain(item.title).startswith(("backtracks by start square",
