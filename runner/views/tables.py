@@ -9,6 +9,10 @@ medians and maxima that censored trials make lower bounds are printed ``>=N``
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+import re
 from typing import Sequence
 
 import pandas as pd
@@ -16,8 +20,16 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from btlab.analysis.columns import aggregate_repeats
+# group_columns, varying, GROUP_TRIAL_COLUMNS: re-exported (the tables' groups, which
+# btlab compare --timings shares)
+from btlab.analysis.columns import (  # noqa: F401
+    GROUP_TRIAL_COLUMNS,
+    aggregate_repeats,
+    group_columns,
+    varying,
+)
 from btlab.analysis.formatting import fmt_int, fmt_ns  # noqa: F401 - fmt_ns re-exported
+from btlab.errors import BtlabError
 from btlab.problems.censoring import CENSORED, bound_flags
 from btlab.problems.spec import ProblemSpec
 from btlab.store import schema
@@ -26,8 +38,6 @@ from btlab.store.schema import headline_columns  # noqa: F401 - re-exported: btl
 #: Columns every results row has besides the parameters that tell trials apart (the
 #: trial keys of :data:`btlab.store.schema.COLUMNS`).
 TRIAL_COLUMNS = schema.names(schema.TRIAL_KEY)
-#: The trial columns that are groups of the tables when they vary.
-GROUP_TRIAL_COLUMNS = tuple(c.name for c in schema.COLUMNS if c.grouped)
 
 
 def literal(value: object) -> Text:
@@ -54,11 +64,6 @@ def group_label(value: object) -> str:
     return str(value)
 
 
-def varying(df: pd.DataFrame, columns: Sequence[str]) -> list[str]:
-    """The columns among ``columns`` that take more than one value in ``df``."""
-    return [c for c in columns if c in df.columns and df[c].nunique(dropna=False) > 1]
-
-
 def one_per_trial(df: pd.DataFrame, spec: ProblemSpec) -> pd.DataFrame:
     """One row per trial: the repeats folded by :func:`btlab.analysis.columns.aggregate_repeats`
     (the first repeat's counters, which must not change between repeats -- it warns when
@@ -79,15 +84,6 @@ def bounded_stats(values: pd.Series, censored: pd.Series) -> dict[str, str]:
     return {"total": fmt_int(values.sum(min_count=1), flags["total"]),
             "median": fmt_int(values.median(), flags["median"]),
             "max": fmt_int(values.max(), flags["max"])}
-
-
-def group_columns(df: pd.DataFrame, spec: ProblemSpec) -> list[str]:
-    """The parameters that vary, sizes first, never the position columns (start square)."""
-    sizes = varying(df, spec.size_columns)
-    rest = [c for c in spec.columns.names
-            if c not in spec.position_columns and c not in spec.size_columns]
-    return ([*spec.size_columns] if sizes else []) + varying(df, rest) + varying(
-        df, list(GROUP_TRIAL_COLUMNS))
 
 
 def status_and_work(df: pd.DataFrame, groups: list[str], title: str, trials: str = "trials",
@@ -154,3 +150,169 @@ def generic_headline(df: pd.DataFrame, console: Console, spec: ProblemSpec) -> N
     counts, work, _ = status_and_work(df, group_columns(df, spec), spec.title, solutions=True)
     console.print(counts)
     console.print(work)
+
+
+# --------------------------------------------------------------------------- tables as data
+
+#: The output formats of ``btlab show``, ``btlab compare`` and ``btlab ls`` (``--format``).
+FORMATS = ("table", "csv", "json")
+
+_NUMBER = re.compile(r"^-?\d{1,3}(,\d{3})*(\.\d+)?$|^-?\d+(\.\d+)?$")
+_BOUND = re.compile(r"^(>=|<=)(-?[\d,]+(\.\d+)?)$")
+
+
+def cell_value(text: str, numeric: bool) -> object:
+    """A printed table cell as data: in a ``numeric`` (right-aligned) column ``1,234`` is the
+    int 1234, ``0.5`` a float, ``-`` None (nothing known) and a bound ``>=1,234`` the text
+    ``>=1234`` (a lower bound stays marked); every other cell is its text."""
+    text = text.strip()
+    if not numeric:
+        return text
+    if text in ("-", ""):
+        return None
+    if _NUMBER.match(text):
+        plain = text.replace(",", "")
+        return float(plain) if "." in plain else int(plain)
+    bound = _BOUND.match(text)
+    if bound:
+        return bound.group(1) + bound.group(2).replace(",", "")
+    return text
+
+
+def table_records(table: Table | pd.DataFrame) -> list[dict[str, object]]:
+    """The rows of a rich Table (as printed, cells as :func:`cell_value`) or of a
+    DataFrame (its values, nulls as None), one dict per row keyed by column header."""
+    if isinstance(table, pd.DataFrame):
+        frame = table.astype("object").where(table.notna(), None)
+        return [{str(k): _plain_value(v) for k, v in rec.items()}
+                for rec in frame.to_dict(orient="records")]
+    columns = [(_text(c.header), c.justify == "right", [_text(v) for v in c.cells])
+               for c in table.columns]
+    return [{name: cell_value(cells[i] if i < len(cells) else "", numeric)
+             for name, numeric, cells in columns} for i in range(table.row_count)]
+
+
+def table_title(table: Table | pd.DataFrame, default: str = "table") -> str:
+    """A rich Table's title as plain text (``default`` for a DataFrame or no title)."""
+    title = getattr(table, "title", None)
+    return _text(title) if title else default
+
+
+def _text(value: object) -> str:
+    return value.plain if isinstance(value, Text) else str(value)
+
+
+def _plain_value(value: object) -> object:
+    """A DataFrame cell as a JSON value: numpy scalars as Python numbers, timestamps as
+    ISO text, arrays as lists."""
+    if hasattr(value, "isoformat"):
+        return value.isoformat()  # type: ignore[union-attr]
+    if hasattr(value, "tolist"):
+        return value.tolist()  # type: ignore[union-attr]
+    if hasattr(value, "item"):
+        return value.item()  # type: ignore[union-attr]
+    return value
+
+
+def pick_table(tables: Sequence[tuple[str, object]], name: str | None) -> tuple[str, object]:
+    """The table ``--table NAME`` chooses among ``(title, table)`` pairs: the first for None;
+    else the one whose title is ``name`` or, failing that, the only one whose title contains
+    it (case ignored); a number picks by position, from 1.
+
+    Raises:
+        BtlabError: no table, or ``name`` matches none or several (exit 2; the titles listed).
+    """
+    if not tables:
+        raise BtlabError("no table to write\n  fix: give --format table to see what the "
+                         "command prints")
+    if name is None:
+        return tables[0]
+    if name.isdigit() and 1 <= int(name) <= len(tables):
+        return tables[int(name) - 1]
+    exact = [t for t in tables if t[0].lower() == name.lower()]
+    found = exact or [t for t in tables if name.lower() in t[0].lower()]
+    if len(found) == 1:
+        return found[0]
+    listed = "\n".join(f"    {i}. {t[0]}" for i, t in enumerate(tables, 1))
+    what = "none" if not found else f"{len(found)} of them"
+    raise BtlabError(f"--table {name!r}: expected the title of one table (or a word only it "
+                     f"contains, or its number), found it matches {what}; the tables:\n"
+                     f"{listed}\n  fix: --table 1 (or another number above)")
+
+
+def format_tables(tables: Sequence[tuple[str, object]], fmt: str,
+                  table: str | None = None) -> str:
+    """``(title, rich Table or DataFrame)`` pairs written as ``fmt``: ``json``, one object
+    ``{title: [row objects]}``; ``csv``, the one table :func:`pick_table` chooses, with a
+    header line (a title given twice gets `` (2)``). ``table`` output is the console's."""
+    if fmt == "csv":
+        _, chosen = pick_table(tables, table)
+        records = table_records(chosen)  # type: ignore[arg-type]
+        out = io.StringIO()
+        names = list(records[0]) if records else (
+            list(chosen.columns) if isinstance(chosen, pd.DataFrame)
+            else [_text(c.header) for c in chosen.columns])  # type: ignore[attr-defined]
+        writer = csv.DictWriter(out, fieldnames=names, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(records)
+        return out.getvalue()
+    data: dict[str, list[dict[str, object]]] = {}
+    for title, t in tables:
+        key, n = title, 1
+        while key in data:
+            n += 1
+            key = f"{title} ({n})"
+        data[key] = table_records(t)  # type: ignore[arg-type]
+    return json.dumps(data, indent=1, default=str) + "\n"
+
+
+def sweeps_table(sweeps: pd.DataFrame, title: str) -> Table:
+    """:func:`btlab.analysis.sweeps.list_sweeps` as a rich Table (``btlab ls``): a note column
+    only when a folder could not be read."""
+    table = Table(title=literal(title), title_justify="left")
+    shown = [c for c in sweeps.columns if c != "note" or sweeps["note"].notna().any()]
+    for c in shown:
+        table.add_column(literal(c.replace("_", " ")),
+                         justify="left" if c in ("name", "problem", "config", "last_run",
+                                                 "note") else "right")
+    for rec in sweeps[shown].to_dict(orient="records"):
+        cells = []
+        for c in shown:
+            value = rec[c]
+            if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
+                cells.append("-" if c != "note" else "")
+            elif c == "last_run":
+                cells.append(f"{value:%Y-%m-%d %H:%M:%S} UTC")
+            elif isinstance(value, int):
+                cells.append(f"{value:,}")
+            else:
+                cells.append(str(value))
+        add_row(table, *cells)
+    return table
+
+
+def compare_tables(cmp) -> list[tuple[str, pd.DataFrame]]:
+    """A :class:`btlab.analysis.folder_diff.FolderDiff` as ``(title, DataFrame)`` pairs for
+    ``btlab compare --format csv|json``: ``summary`` (one row), ``only in A``, ``only in
+    B`` (trial id, parameters as ``btlab validate`` prints them), ``differences`` (trial
+    id, column, the two values) and, with ``--timings``, ``timings``."""
+    summary = {"compared": cmp.compared, "columns": len(cmp.columns),
+               "only_in_a": len(cmp.only_a), "only_in_b": len(cmp.only_b),
+               "differing_trials": int(cmp.differences["trial_id"].nunique())
+               if not cmp.differences.empty else 0,
+               "identical": cmp.identical}
+    if cmp.timings is not None:
+        summary.update(threshold=cmp.threshold, slower_groups=len(cmp.slower),
+                       passed=cmp.passed)
+    out = [("summary", pd.DataFrame([summary]))]
+    for side, ids in (("A", cmp.only_a), ("B", cmp.only_b)):
+        out.append((f"only in {side}", pd.DataFrame(
+            {"trial_id": ids, "parameters": [cmp.labels.get(i, "") for i in ids]},
+            columns=["trial_id", "parameters"])))
+    diffs = cmp.differences.copy()
+    for col in ("a", "b"):  # a list (a tour) or None as one JSON value, as printed
+        diffs[col] = diffs[col].astype("object")
+    out.append(("differences", diffs))
+    if cmp.timings is not None:
+        out.append(("timings", cmp.timings))
+    return out
