@@ -400,7 +400,8 @@ def cmd_compare(args, console: Console) -> int:
 
         _print_tables(compare_tables(result), args)
     else:
-        console.print(describe(result, args.results_a, args.results_b), markup=False)
+        console.print(describe(result, args.results_a, args.results_b), markup=False,
+                      soft_wrap=True)  # a trial's line whole: its parameters as validate's
     return 0 if result.passed else 1
 
 
@@ -413,8 +414,20 @@ def cmd_report(args, console: Console) -> int:
         return _print_report(report(args.results, None, all_rows=args.all))
     out = report(args.results, args.output, all_rows=args.all)
     console.print(f"wrote {out} ({out.stat().st_size / 1024:,.0f} KiB): one self-contained HTML "
-                  "file, open it in any browser", markup=False)
+                  "file, open it in any browser" + _cases_csv_note(out), markup=False,
+                  soft_wrap=True)
     return 0
+
+
+def _cases_csv_note(out: Path) -> str:
+    """``; and report.csv (...)`` when the report wrote its per-start table beside it."""
+    from btlab.views.report.page import cases_csv_path  # CLI start-up: as cmd_report
+
+    csv = cases_csv_path(out)
+    # written after the HTML, or not this time (a report without cases): then older
+    if not csv.exists() or csv.stat().st_mtime_ns < out.stat().st_mtime_ns:
+        return ""
+    return f"; and {csv}: the per-start table (one row per group and start) as CSV"
 
 
 def _print_report(text: str) -> int:
@@ -489,6 +502,9 @@ def cmd_ls(args, console: Console) -> int:
                       "results/<name>)", markup=False)
         return 0
     console.print(sweeps_table(sweeps, title))
+    for name, note in zip(sweeps["name"], sweeps["note"]):
+        if isinstance(note, str):
+            console.print(f"{name}: {note}", markup=False, soft_wrap=True)
     return 0
 
 

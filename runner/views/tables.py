@@ -206,15 +206,16 @@ def _plain_value(value: object) -> object:
     """A DataFrame cell as a JSON value: numpy scalars as Python numbers, timestamps as
     ISO text, arrays as lists."""
     if hasattr(value, "isoformat"):
-        return value.isoformat()  # type: ignore[union-attr]
+        return value.isoformat()
     if hasattr(value, "tolist"):
-        return value.tolist()  # type: ignore[union-attr]
+        return value.tolist()
     if hasattr(value, "item"):
-        return value.item()  # type: ignore[union-attr]
+        return value.item()
     return value
 
 
-def pick_table(tables: Sequence[tuple[str, object]], name: str | None) -> tuple[str, object]:
+def pick_table(tables: Sequence[tuple[str, Table | pd.DataFrame]],
+               name: str | None) -> tuple[str, Table | pd.DataFrame]:
     """The table ``--table NAME`` chooses among ``(title, table)`` pairs: the first for None;
     else the one whose title is ``name`` or, failing that, the only one whose title contains
     it (case ignored); a number picks by position, from 1.
@@ -240,18 +241,18 @@ def pick_table(tables: Sequence[tuple[str, object]], name: str | None) -> tuple[
                      f"{listed}\n  fix: --table 1 (or another number above)")
 
 
-def format_tables(tables: Sequence[tuple[str, object]], fmt: str,
+def format_tables(tables: Sequence[tuple[str, Table | pd.DataFrame]], fmt: str,
                   table: str | None = None) -> str:
     """``(title, rich Table or DataFrame)`` pairs written as ``fmt``: ``json``, one object
     ``{title: [row objects]}``; ``csv``, the one table :func:`pick_table` chooses, with a
     header line (a title given twice gets `` (2)``). ``table`` output is the console's."""
     if fmt == "csv":
         _, chosen = pick_table(tables, table)
-        records = table_records(chosen)  # type: ignore[arg-type]
+        records = table_records(chosen)
         out = io.StringIO()
         names = list(records[0]) if records else (
             list(chosen.columns) if isinstance(chosen, pd.DataFrame)
-            else [_text(c.header) for c in chosen.columns])  # type: ignore[attr-defined]
+            else [_text(c.header) for c in chosen.columns])
         writer = csv.DictWriter(out, fieldnames=names, lineterminator="\n")
         writer.writeheader()
         writer.writerows(records)
@@ -262,25 +263,25 @@ def format_tables(tables: Sequence[tuple[str, object]], fmt: str,
         while key in data:
             n += 1
             key = f"{title} ({n})"
-        data[key] = table_records(t)  # type: ignore[arg-type]
+        data[key] = table_records(t)
     return json.dumps(data, indent=1, default=str) + "\n"
 
 
 def sweeps_table(sweeps: pd.DataFrame, title: str) -> Table:
-    """:func:`btlab.analysis.sweeps.list_sweeps` as a rich Table (``btlab ls``): a note column
-    only when a folder could not be read."""
+    """:func:`btlab.analysis.sweeps.list_sweeps` as a rich Table (``btlab ls``), without its
+    ``note`` column (``btlab ls`` prints the notes below it, whole)."""
     table = Table(title=literal(title), title_justify="left")
-    shown = [c for c in sweeps.columns if c != "note" or sweeps["note"].notna().any()]
+    shown = [c for c in sweeps.columns if c != "note"]
     for c in shown:
         table.add_column(literal(c.replace("_", " ")),
-                         justify="left" if c in ("name", "problem", "config", "last_run",
-                                                 "note") else "right")
+                         justify="left" if c in ("name", "problem", "config", "last_run")
+                         else "right")
     for rec in sweeps[shown].to_dict(orient="records"):
         cells = []
         for c in shown:
             value = rec[c]
             if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
-                cells.append("-" if c != "note" else "")
+                cells.append("-")
             elif c == "last_run":
                 cells.append(f"{value:%Y-%m-%d %H:%M:%S} UTC")
             elif isinstance(value, int):
