@@ -77,6 +77,7 @@ def test_show_results_root_lists_the_sweeps(root, capsys, monkeypatch):
     # issue 25, item 4: `btlab show results` used to say to move another sweep's part files
     # out of the way (a fix that fails); it lists the sweeps, exit 0, as `btlab ls` does
     monkeypatch.chdir(root.parent)
+    (root / "report.html").write_text("<html></html>")  # a report beside the sweeps
     assert run_main("show", "results") == 0
     shown = _out(capsys)
     assert run_main("ls") == 0
@@ -84,6 +85,7 @@ def test_show_results_root_lists_the_sweeps(root, capsys, monkeypatch):
     assert shown == listed
     assert "mv " not in shown and "fix:" not in shown
     assert "w5" in shown and "knights_tour" in shown and "n_queens" in shown
+    (root / "report.html").unlink()
 
 
 def test_ls_json_and_csv_parse_back(root, capsys):
@@ -314,3 +316,90 @@ def test_report_writes_the_per_start_table_as_csv(root, tmp_path, capsys):
         assert (rec.status, rec.nodes, rec.backtracks) == (
             want["status"], want["nodes"], want["backtracks"])
         assert rec.censored == (want["status"] == "node_limit")
+
+
+# --------------------------------------------------------------------------- docs/analysis.md
+
+
+def _run_block_commands(text: str, capsys) -> list[tuple[list[str], int, str]]:
+    """Each ``btlab ...`` line of a shell block through the CLI (``> FILE`` writes its
+    standard output there): (argv, exit status, standard output)."""
+    import shlex
+
+    done = []
+    for line in text.splitlines():
+        words = shlex.split(line, comments=True)
+        if not words:
+            continue
+        assert words[0] == "btlab", line
+        target = None
+        if ">" in words:
+            at = words.index(">")
+            words, target = words[:at], words[at + 1]
+        capsys.readouterr()
+        status = run_main(*words[1:])
+        out = capsys.readouterr().out
+        if target:
+            Path(target).write_text(out)
+        done.append((words, status, out))
+    return done
+
+
+def _table_cells(text: str) -> list[list[str]]:
+    """The body rows of a printed rich table, cell by cell."""
+    return [[c.strip() for c in line.strip("│").split("│")] for line in text.splitlines()
+            if line.startswith("│")]
+
+
+def test_analysis_md_listing_blocks(tmp_path, monkeypatch, capsys):
+    import contextlib
+    import re
+
+    from test_docs import block
+
+    shutil.copytree(ROOT / "configs", tmp_path / "configs")
+    monkeypatch.chdir(tmp_path)
+    md = "docs/analysis.md"
+    run = block(md, "btlab run configs/warnsdorff_64_starts.yaml 'fixed.board=[5,5]' "
+                    "budget.nodes=2000 repeats=2 --out results/w5 ")
+    (_, ran, _), (_, ls_status, listed), (_, show_status, shown) = _run_block_commands(
+        run.text, capsys)
+    assert (ran, ls_status, show_status) == (0, 0, 0) and listed == shown
+    doc_rows = _table_cells(block(md, "sweeps under results").text)
+    got_rows = _table_cells(listed)
+    assert len(doc_rows) == len(got_rows) == 1
+    last_run = 4  # the time of the run: the only cell that differs
+    assert [c for i, c in enumerate(got_rows[0]) if i != last_run] == [
+        c for i, c in enumerate(doc_rows[0]) if i != last_run]
+
+    formats = _run_block_commands(block(md, "btlab show results/w5 --format json > w5.json")
+                                  .text, capsys)
+    assert [s for _, s, _ in formats] == [0, 0, 0]
+    assert pd.read_csv(io.StringIO(formats[2][2]))["trials"].tolist() == [75]
+    code = block(md, "import json").text
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(code, f"{md}:python", "exec"), {})
+    assert printed.getvalue() == block(md, "[\"Knight's tour: trials by status").text
+
+    again = _run_block_commands(block(md, "btlab run configs/warnsdorff_64_starts.yaml "
+                                          "'fixed.board=[5,5]' budget.nodes=2000 repeats=2 "
+                                          "--out results/w5-again").text, capsys)
+    (_, ran, _), (_, status, out) = again
+    assert ran == 0
+    lines = [ln for ln in out.splitlines() if re.match(r"  heuristic=\w+: \d+\.\d\dx", ln)]
+    assert len(lines) == 3 and "IDENTICAL" in out
+    assert status == (1 if "SLOWER" in out else 0)
+
+    # the documented timing lines: a copy of w5-again with cpu_ns x 1.5
+    slow = _copy_with(Path("results/w5-again"), tmp_path / "slow", cpu_factor=(3, 2))
+    capsys.readouterr()
+    assert run_main("compare", "results/w5-again", slow, "--timings") == 1
+    out = capsys.readouterr().out
+    got = out[out.index("timings:"):]
+    doc = block(md, "timings: median cpu_ns ratio B/A").text
+
+    def no_ms(text: str) -> str:
+        return re.sub(r"[\d.,]+ ms", "N ms", text)
+
+    assert no_ms(got) == no_ms(doc)

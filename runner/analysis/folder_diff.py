@@ -308,8 +308,8 @@ def describe_timings(cmp: FolderDiff) -> list[str]:
         spread = (f" ({rec['ratio_min']:.2f}..{rec['ratio_max']:.2f} over {rec['repeats']} "
                   "repeats)" if rec["repeats"] > 1 else "")
         mark = "  SLOWER" if rec["slower"] else ""
-        lines.append(f"  {name}: {rec['ratio']:.2f}x{spread}, {rec['a_ms']:,.1f} ms -> "
-                     f"{rec['b_ms']:,.1f} ms median, {rec['trials']:,} trial(s){mark}")
+        lines.append(f"  {name}: {rec['ratio']:.2f}x{spread}, {rec['a_ms']:,.2f} ms -> "
+                     f"{rec['b_ms']:,.2f} ms median, {rec['trials']:,} trial(s){mark}")
     return lines
 
 

@@ -58,16 +58,13 @@ def sweep_folders(root: str | Path) -> list[Path]:
 
 
 def is_results_root(path: str | Path) -> bool:
-    """Whether ``path`` is a local folder of results folders rather than one: no visible file
-    at its top level, and at least one results folder in it (``btlab show results``)."""
+    """Whether ``path`` is a local folder of results folders rather than one: no Parquet file
+    at its top level (a report or notes beside the sweeps may be), and at least one results
+    folder in it (``btlab show results``)."""
     if isinstance(path, str) and "://" in path:
         return False
     folder = Path(path)
-    try:
-        files = [e for e in os.scandir(folder) if e.is_file() and _visible(e.name)]
-    except OSError:
-        return False
-    return not files and bool(sweep_folders(folder))
+    return folder.is_dir() and not _holds_parquet(folder) and bool(sweep_folders(folder))
 
 
 def list_sweeps(root: str | Path = DEFAULT_ROOT) -> pd.DataFrame:

@@ -29,6 +29,7 @@ from btlab.analysis.columns import (  # noqa: F401
     varying,
 )
 from btlab.analysis.formatting import fmt_int, fmt_ns  # noqa: F401 - fmt_ns re-exported
+from btlab.analysis.sweeps import SWEEP_COLUMNS
 from btlab.errors import BtlabError
 from btlab.problems.censoring import CENSORED, bound_flags
 from btlab.problems.spec import ProblemSpec
@@ -268,28 +269,29 @@ def format_tables(tables: Sequence[tuple[str, Table | pd.DataFrame]], fmt: str,
 
 
 def sweeps_table(sweeps: pd.DataFrame, title: str) -> Table:
-    """:func:`btlab.analysis.sweeps.list_sweeps` as a rich Table (``btlab ls``), without its
-    ``note`` column (``btlab ls`` prints the notes below it, whole)."""
+    """:func:`btlab.analysis.sweeps.list_sweeps` as a rich Table (``btlab ls``), narrow enough
+    for a terminal: name, problem, trials, runs, last run (to the minute) and one column of
+    the trials by status (``28 solved, 47 node_limit``: the statuses found); ``--format``
+    writes every column (config, rows, one count per status). The notes are not in it
+    (``btlab ls`` prints them below, whole)."""
     table = Table(title=literal(title), title_justify="left")
-    shown = [c for c in sweeps.columns if c != "note"]
-    for c in shown:
-        table.add_column(literal(c.replace("_", " ")),
-                         justify="left" if c in ("name", "problem", "config", "last_run")
-                         else "right")
-    for rec in sweeps[shown].to_dict(orient="records"):
-        cells = []
-        for c in shown:
-            value = rec[c]
-            if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
-                cells.append("-")
-            elif c == "last_run":
-                cells.append(f"{value:%Y-%m-%d %H:%M:%S} UTC")
-            elif isinstance(value, int):
-                cells.append(f"{value:,}")
-            else:
-                cells.append(str(value))
-        add_row(table, *cells)
+    for name in ("name", "problem", "trials", "runs", "last run", "trials by status"):
+        table.add_column(name, justify="right" if name in ("trials", "runs") else "left")
+    statuses = [c for c in sweeps.columns if c not in (*SWEEP_COLUMNS, "note")]
+    for rec in sweeps.to_dict(orient="records"):
+        counts = ", ".join(f"{int(rec[s]):,} {s}" for s in statuses
+                           if not pd.isna(rec[s]) and rec[s])
+        add_row(table, rec["name"], _cell(rec["problem"], "{}"), _cell(rec["trials"]),
+                _cell(rec["runs"]), _cell(rec["last_run"], "{:%Y-%m-%d %H:%M} UTC"),
+                counts if not pd.isna(rec["trials"]) else "-")
     return table
+
+
+def _cell(value: object, form: str = "{:,}") -> str:
+    """A value of :func:`sweeps_table`: ``-`` for null."""
+    if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
+        return "-"
+    return form.format(value)
 
 
 def compare_tables(cmp) -> list[tuple[str, pd.DataFrame]]:
