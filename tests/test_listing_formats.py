@@ -116,6 +116,8 @@ def test_ls_of_a_missing_root(tmp_path, capsys):
     assert "no such folder" in capsys.readouterr().err
     assert run_main("ls", tmp_path) == 0
     assert "no results folder in it" in _out(capsys)
+    assert run_main("ls", "s3://bucket/results") == 2
+    assert "fix: btlab show s3://bucket/results" in capsys.readouterr().err
 
 
 def test_ls_names_an_unreadable_sweep(root, tmp_path, capsys):

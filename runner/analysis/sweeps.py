@@ -16,6 +16,7 @@ The counts are of the rows at each folder's top level: the rows a plain reader
 from __future__ import annotations
 
 import os
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -24,7 +25,7 @@ import pyarrow.compute as pc
 from btlab.errors import ResultsError
 from btlab.problems.censoring import status_order
 from btlab.store.location import locate
-from btlab.store.read import checked_parts, read_parts
+from btlab.store.read import checked_parts, iter_batches
 
 #: The root ``btlab ls`` lists when none is given.
 DEFAULT_ROOT = "results"
@@ -84,8 +85,11 @@ def list_sweeps(root: str | Path = DEFAULT_ROOT) -> pd.DataFrame:
         could not be read: its counts are then null).
 
     Raises:
-        ResultsError: ``root`` is not a folder, or is a results folder itself.
+        ResultsError: ``root`` is not a local folder (a URI), or is a results folder itself.
     """
+    if "://" in str(root):
+        raise ResultsError(f"{root}: btlab ls lists a local folder of results folders; "
+                           f"found a URI\n  fix: btlab show {root} (one results folder there)")
     folder = Path(root)
     if not folder.is_dir():
         raise ResultsError(f"{root}: no such folder (expected a folder of results folders, "
@@ -118,21 +122,22 @@ def _one_sweep(path: Path) -> dict:
         newest = max(metas, key=lambda m: m.get("btlab.written_at", ""))
         wanted = [c for c in ("repeat", "status")
                   if any(c in i.schema.names for i in infos)]
-        table = read_parts(loc, wanted, infos)
+        trials, statuses = 0, Counter[str]()
+        # batch by batch: memory stays flat however many rows a folder holds
+        for _, batch in iter_batches(loc, wanted, infos):
+            if "repeat" in wanted:  # one row per trial: its first repeat
+                batch = batch.filter(pc.fill_null(pc.equal(batch["repeat"], 0), True))
+            trials += batch.num_rows
+            if "status" in wanted:
+                for c in pc.value_counts(batch["status"]):
+                    if c["values"].as_py() is not None:
+                        statuses[c["values"].as_py()] += c["counts"].as_py()
     except ResultsError as exc:
         row["note"] = str(exc).splitlines()[0]
         return row
     row.update(problem=newest.get("btlab.problem"), config=newest.get("btlab.config_name"),
                rows=sum(i.rows for i in infos),
                runs=len({m.get("btlab.run_id") for m in metas if m.get("btlab.run_id")}),
-               last_run=newest.get("btlab.written_at"), note=None)
-    if table is None:
-        row.update(trials=0, statuses={})
-        return row
-    if "repeat" in table.column_names:  # one row per trial: its first repeat
-        table = table.filter(pc.fill_null(pc.equal(table["repeat"], 0), True))
-    row["trials"] = table.num_rows
-    counts = pc.value_counts(table["status"]) if "status" in table.column_names else []
-    row["statuses"] = {c["values"].as_py(): c["counts"].as_py() for c in counts
-                       if c["values"].as_py() is not None}
+               last_run=newest.get("btlab.written_at"), note=None, trials=trials,
+               statuses=dict(statuses))
     return row
