@@ -138,6 +138,9 @@ def _label(value) -> str:
 #: Statuses whose ``cpu_ns`` is no measure of the search's speed: a failure, and a stop at
 #: the time budget (both sides then spend the budget).
 _UNTIMED = ("error", "time_limit")
+#: The columns of :func:`timing_ratios` after the group columns.
+TIMING_COLUMNS = ("trials", "repeats", "a_ms", "b_ms", "ratio", "ratio_min", "ratio_max",
+                  "slower")
 
 
 def timing_ratios(a: pd.DataFrame, b: pd.DataFrame, threshold: float = 1.1,
@@ -162,10 +165,8 @@ def timing_ratios(a: pd.DataFrame, b: pd.DataFrame, threshold: float = 1.1,
         that median taken within one repeat: its spread; equal to ``ratio`` for one
         repeat) and ``slower`` (``ratio > threshold``).
     """
-    keep = ["trial_id", "repeat", "status", metric]
-    left = a[[c for c in a.columns if c not in ("status", metric)] + ["status", metric]]
-    right = b[[c for c in keep if c in b.columns]]
-    pairs = left.merge(right, on="trial_id", suffixes=("", "_b"))
+    right = b[[c for c in ("trial_id", "repeat", "status", metric) if c in b.columns]]
+    pairs = a.merge(right, on="trial_id", suffixes=("", "_b"))
     if "repeat_b" in pairs.columns:
         pairs = pairs.drop(columns="repeat_b")
     ok = (~pairs["status"].astype("object").isin(_UNTIMED)
@@ -176,8 +177,7 @@ def timing_ratios(a: pd.DataFrame, b: pd.DataFrame, threshold: float = 1.1,
     groups = _timing_groups(pairs)
     if "repeat" not in pairs.columns:
         pairs["repeat"] = 0
-    columns = [*groups, "trials", "repeats", "a_ms", "b_ms", "ratio", "ratio_min",
-               "ratio_max", "slower"]
+    columns = [*groups, *TIMING_COLUMNS]
     out = []
     grouped = (pairs.groupby(groups, sort=False, dropna=False, observed=True) if groups
                else [((), pairs)])
@@ -311,11 +311,6 @@ def describe_timings(cmp: FolderDiff) -> list[str]:
         lines.append(f"  {name}: {rec['ratio']:.2f}x{spread}, {rec['a_ms']:,.2f} ms -> "
                      f"{rec['b_ms']:,.2f} ms median, {rec['trials']:,} trial(s){mark}")
     return lines
-
-
-#: The columns of :func:`timing_ratios` after the group columns.
-TIMING_COLUMNS = ("trials", "repeats", "a_ms", "b_ms", "ratio", "ratio_min", "ratio_max",
-                  "slower")
 
 
 def _short(value) -> str:

@@ -346,6 +346,7 @@ def cmd_show(args, console: Console) -> int:
     if is_results_root(args.results):  # `btlab show results`: the sweeps under it
         args.root = args.results
         return cmd_ls(args, console)
+    console = _side_console(args, console)  # --format csv|json: stdout holds the data only
     folder = args.results if "://" in args.results else Path(args.results)
     partial = []
     if isinstance(folder, Path):
@@ -367,7 +368,6 @@ def cmd_show(args, console: Console) -> int:
     if args.by != "node":
         chosen = select_rows(folder, df, all_rows=args.all)
         df, notes = chosen.rows, chosen.notes
-    console = _side_console(args, console)  # --format csv|json: stdout holds the data only
     console.print(f"{folder}: {len(df):,} trials of {cfg.get('name', '?')} "
                   f"({df['run_id'].nunique()} run(s))", markup=False)
     overrides = json.loads(meta.get("btlab.overrides", "[]"))

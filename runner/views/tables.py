@@ -5,6 +5,12 @@ without one, :func:`generic_headline` prints trials by status and the work
 (placements, backtracks) per group of the parameters that vary. Totals,
 medians and maxima that censored trials make lower bounds are printed ``>=N``
 (:func:`btlab.problems.censoring.bound_flags`).
+
+Tables as data (``--format csv|json`` of show, compare and ls): :func:`table_records`
+turns a printed rich Table (or a DataFrame) into row dicts, :func:`format_tables` writes
+``(title, table)`` pairs as one JSON object or one CSV table (:func:`pick_table`);
+:func:`sweeps_table` and :func:`compare_tables` are the tables of ``btlab ls`` and
+``btlab compare``.
 """
 
 from __future__ import annotations
