@@ -219,7 +219,7 @@ def test_compare_reports_missing_trials(tmp_path, capsys):
     capsys.readouterr()
     assert main(["compare", str(a), str(b)]) == 1
     out = capsys.readouterr().out
-    assert f"1 trial(s) only in {a}: {dropped}" in out
+    assert f"1 trial(s) only in {a}:\n  {dropped}  rows=" in out  # its parameters follow
 
 
 def test_out_uri_writes_there_and_resumes_from_there(tmp_path, monkeypatch, capsys):

@@ -305,6 +305,29 @@ BLOCKS: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
         "warnsdorff-random-ties-restarts.png", ("test_studies_fast", "test_studies_slow")),
     ("docs/analysis.md", "solved attempts attempts_max nodes_median"): (
         OUTPUT, "counters: compared (slow)", ("test_studies_slow",)),
+    ("docs/analysis.md", "btlab run configs/warnsdorff_64_starts.yaml 'fixed.board=[5,5]' "
+                         "budget.nodes=2000 repeats=2 --out results/w5 "): (
+        FAST, "listing and formats: run as written (serial, seconds), ls and show of the root "
+        "compared", ("test_listing_formats.py::test_analysis_md_listing_blocks",)),
+    ("docs/analysis.md", "sweeps under results"): (
+        OUTPUT, "compared cell by cell but the last run's time",
+        ("test_listing_formats.py::test_analysis_md_listing_blocks",)),
+    ("docs/analysis.md", "btlab show results/w5 --format json > w5.json"): (
+        FAST, "run (the redirections write the files), the CSV parsed",
+        ("test_listing_formats.py::test_analysis_md_listing_blocks",)),
+    ("docs/analysis.md", "import json"): (
+        FAST, "run on the files the block above wrote, output compared",
+        ("test_listing_formats.py::test_analysis_md_listing_blocks",)),
+    ("docs/analysis.md", "[\"Knight's tour: trials by status"): (
+        OUTPUT, "compared exactly (counters: the same on every machine)",
+        ("test_listing_formats.py::test_analysis_md_listing_blocks",)),
+    ("docs/analysis.md", "btlab run configs/warnsdorff_64_starts.yaml 'fixed.board=[5,5]' "
+                         "budget.nodes=2000 repeats=2 --out results/w5-again"): (
+        FAST, "run as written; compare's exit status checked against its SLOWER marks",
+        ("test_listing_formats.py::test_analysis_md_listing_blocks",)),
+    ("docs/analysis.md", "timings: median cpu_ns ratio B/A"): (
+        OUTPUT, "compared on a copy with cpu_ns x 1.5 but the milliseconds (one run's)",
+        ("test_listing_formats.py::test_analysis_md_listing_blocks",)),
     # ---- docs/cluster.md
     ("docs/cluster.md", "python3.11 -m venv ~/btlab-venv && ~/btlab-venv/bin/pip install"): (
         VALIDATED, "installs on other machines: the lines checked (a venv, pip install of the "
@@ -776,7 +799,8 @@ def test_readme_synopsis():
     b = block("README.md", "btlab run CONFIG [KEY=VALUE ...]")
     text = re.sub(r"\n\s+\[", " [", b.text)          # continuation lines
     fill = {"CONFIG": "configs/warnsdorff_64_starts.yaml", "DIR": "out",
-            "RESULTS_DIR": "results/x", "HOST:PORT": "127.0.0.1:6379", "N": "2"}
+            "RESULTS_DIR": "results/x", "HOST:PORT": "127.0.0.1:6379", "N": "2",
+            "ROOT": "results", "NAME": "1", "RATIO": "1.1"}
     for line in text.splitlines():
         words = line.split()
         assert words[0] == "btlab"
@@ -787,6 +811,8 @@ def test_readme_synopsis():
                 continue
             if w == "ray|serial":
                 w = "serial"
+            if w == "table|csv|json":
+                w = "json"
             argv.append(fill.get(w, w))
         if argv == ["--version"]:  # prints the version and exits 0
             with pytest.raises(SystemExit) as done:

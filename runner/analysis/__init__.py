@@ -45,6 +45,7 @@ Modules:
 - ``pairing``: a metric between two selections, trial by trial (:func:`compare`).
 - ``rates``: the share of trials that found a solution within their budget.
 - ``search_keys``: what pairs two trials: the parameters of the search, the best row per search.
+- ``sweeps``: the sweeps under a results root, one row each from footers (``btlab ls``).
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ from btlab.analysis.config_order import in_config_order
 from btlab.analysis.kaplan_meier import logrank, quantiles, survival
 from btlab.analysis.pairing import BOUNDS, Comparison, compare, timing_spread
 from btlab.analysis.rates import solved_share
+from btlab.analysis.sweeps import list_sweeps
 from btlab.errors import ResultsError
 from btlab.problems import censoring
 from btlab.problems.censoring import CENSORED, STATUSES, bound_flags, status_order
@@ -87,7 +89,7 @@ from btlab.store.location import locate
 __all__ = [
     "BOUNDS", "CENSORED", "COUNTERS", "NOT_PARAMETERS", "PARAMETERS", "STATUSES", "TIMINGS",
     "Comparison", "aggregate_repeats", "compare", "format_seconds", "format_value",
-    "is_censored", "load", "logrank", "parameter_columns", "quantiles", "select",
+    "is_censored", "list_sweeps", "load", "logrank", "parameter_columns", "quantiles", "select",
     "solved_share", "start_grid", "summary", "survival", "timing_spread", "trial_keys",
 ]
 

@@ -25,6 +25,7 @@ import pandas as pd
 from btlab.analysis.formatting import format_seconds, format_value
 from btlab.problems import plugins
 from btlab.problems.registry import PROBLEMS, get_problem
+from btlab.problems.spec import ProblemSpec
 from btlab.store import schema
 
 #: Counters of the metrics contract (``docs/metrics.md``; identical across repeats of a trial).
@@ -41,6 +42,8 @@ NOT_PARAMETERS = frozenset({
     *schema.names(where=(schema.ROW, schema.IF_EXTRA, schema.FRAME)),
     *{c for problem in PROBLEMS.values() for c in problem.extra_columns},
 })
+#: The trial columns that are groups of the headline tables when they vary.
+GROUP_TRIAL_COLUMNS = tuple(c.name for c in schema.COLUMNS if c.grouped)
 #: Columns besides the parameters that tell two trials apart (not the repeat).
 _TRIAL_KEYS = schema.names(schema.SCOPE, schema.TRIAL_KEY, where=(schema.ROW, schema.FRAME))
 
@@ -50,6 +53,22 @@ __all__ = ["COUNTERS", "NOT_PARAMETERS", "PARAMETERS", "TIMINGS", "aggregate_rep
            "require_columns", "select", "trial_keys"]
 
 # --------------------------------------------------------------------------- columns
+
+
+def varying(df: pd.DataFrame, columns: Sequence[str]) -> list[str]:
+    """The columns among ``columns`` that take more than one value in ``df``."""
+    return [c for c in columns if c in df.columns and df[c].nunique(dropna=False) > 1]
+
+
+def group_columns(df: pd.DataFrame, spec: ProblemSpec) -> list[str]:
+    """The groups of the headline tables (and of ``btlab compare --timings``): the
+    parameters that vary, sizes first, never the position columns (start square), then the
+    trial keys that vary (:data:`GROUP_TRIAL_COLUMNS`)."""
+    sizes = varying(df, spec.size_columns)
+    rest = [c for c in spec.columns.names
+            if c not in spec.position_columns and c not in spec.size_columns]
+    return ([*spec.size_columns] if sizes else []) + varying(df, rest) + varying(
+        df, list(GROUP_TRIAL_COLUMNS))
 
 
 def parameter_columns(df: pd.DataFrame) -> list[str]:

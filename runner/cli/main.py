@@ -3,9 +3,12 @@
 ``btlab run CONFIG [KEY=VALUE ...]``  run a sweep (Ray by default), resume what is
                            missing; KEY=VALUE overrides a config key (runner/config/overrides.py)
 ``btlab show RESULTS_DIR`` print the headline tables again from Parquet
+``btlab ls [ROOT]``         list the sweeps under a results root (default results/)
 ``btlab validate CONFIG [KEY=VALUE ...]``  check a config, print the trial count and samples
 ``btlab --version``        btlab's version and the git commit of its code
-``btlab compare A B``      compare two results folders trial by trial
+``btlab compare A B``      compare two results folders trial by trial (``--timings``: and
+                           their CPU time per group)
+``show``, ``compare``, ``ls``: ``--format table|csv|json`` (``--table NAME`` picks the CSV's)
 ``btlab report RESULTS_DIR [RESULTS_DIR ...] -o report.html``  one self-contained HTML
                            report (several folders of one problem: read together)
 
@@ -123,6 +126,7 @@ def _parser() -> argparse.ArgumentParser:
                       help="include rows of trials that are no longer in the config last run")
     show.add_argument("--by", choices=["node"], help="node: how the trials spread over the "
                       "machines (Ray node, host) instead of the headline tables")
+    _format_options(show)
 
     cmp = sub.add_parser("compare", help="compare two results folders trial by trial "
                          "(deterministic columns only); exit 0 when identical, 1 otherwise")
@@ -131,6 +135,14 @@ def _parser() -> argparse.ArgumentParser:
     cmp.add_argument("--all", action="store_true",
                      help="include rows of trials that are no longer in the config last run "
                      "into each folder")
+    _compare_options(cmp)
+    _format_options(cmp)
+
+    ls = sub.add_parser("ls", help="list the sweeps under a results root: name, problem, "
+                        "trials, last run, trials by status")
+    ls.add_argument("root", nargs="?", default="results",
+                    help="a folder of results folders (default: results)")
+    _format_options(ls)
 
     val = sub.add_parser("validate", help="check a config (with overrides) without running it; "
                          "print its trial count", epilog=_EPILOG,
@@ -180,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         args.overrides = [*args.overrides, *extra]
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    console = _console(markup=args.command not in ("show", "compare", "report", "prune"))
+    console = _console(markup=args.command not in ("show", "compare", "report", "prune", "ls"))
     if args.command == "run":
         # a stop signal at any moment of the run, its end included (writing the last rows,
         # shutting Ray down, printing the tables), exits 130; once the status is decided,
@@ -198,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_report(args, console)
         if args.command == "prune":
             return cmd_prune(args, console)
+        if args.command == "ls":
+            return cmd_ls(args, console)
     except BtlabError as exc:
         _error(exc)
         return exc.exit_code
@@ -336,9 +350,14 @@ def cmd_show(args, console: Console) -> int:
     # CLI start-up: `btlab --help` imports no pandas or pyarrow
     from btlab.analysis.config_order import in_config_order
     from btlab.analysis.counted_rows import select_rows
+    from btlab.analysis.sweeps import is_results_root  # CLI start-up: as above
     from btlab.store.folder import load_rows, newest_meta, part_files
-    from btlab.views.headline import print_headline
+    from btlab.views.headline import headline_tables, print_headline
 
+    if is_results_root(args.results):  # `btlab show results`: the sweeps under it
+        args.root = args.results
+        return cmd_ls(args, console)
+    console = _side_console(args, console)  # --format csv|json: stdout holds the data only
     folder = args.results if "://" in args.results else Path(args.results)
     partial = []
     if isinstance(folder, Path):
@@ -368,11 +387,16 @@ def cmd_show(args, console: Console) -> int:
         console.print("overrides of the config last run: " + " ".join(overrides), markup=False)
     if args.by == "node":
         from btlab.views.headline import print_by_node  # CLI start-up: as above
+        if args.format != "table":
+            return _print_tables(headline_tables(df, by_node=True), args)
         print_by_node(df, console)
         return 0
     for note in notes:
         console.print(note, markup=False)
-    print_headline(df, console)
+    if args.format != "table":
+        _print_tables(headline_tables(df), args)
+    else:
+        print_headline(df, console)
     return 1 if (df["status"] == "error").any() else 0
 
 
@@ -390,9 +414,16 @@ def cmd_compare(args, console: Console) -> int:
     # CLI start-up: `btlab --help` imports no pandas
     from btlab.analysis.folder_diff import compare, describe
 
-    result = compare(args.results_a, args.results_b, all_rows=args.all)
-    console.print(describe(result, args.results_a, args.results_b), markup=False)
-    return 0 if result.identical else 1
+    result = compare(args.results_a, args.results_b, all_rows=args.all, timings=args.timings,
+                     threshold=args.threshold)
+    if args.format != "table":
+        from btlab.views.tables import compare_tables  # CLI start-up: as above
+
+        _print_tables(compare_tables(result), args)
+    else:
+        console.print(describe(result, args.results_a, args.results_b), markup=False,
+                      soft_wrap=True)  # a trial's line whole: its parameters as validate's
+    return 0 if result.passed else 1
 
 
 def cmd_report(args, console: Console) -> int:
@@ -404,7 +435,8 @@ def cmd_report(args, console: Console) -> int:
         return _print_report(report(args.results, None, all_rows=args.all))
     out = report(args.results, args.output, all_rows=args.all)
     console.print(f"wrote {out} ({out.stat().st_size / 1024:,.0f} KiB): one self-contained HTML "
-                  "file, open it in any browser", markup=False)
+                  "file, open it in any browser" + _cases_csv_note(out), markup=False,
+                  soft_wrap=True)
     return 0
 
 
@@ -423,6 +455,17 @@ def cmd_prune(args, console: Console) -> int:
     return 0
 
 
+def _cases_csv_note(out: Path) -> str:
+    """``; and report.csv (...)`` when the report wrote its per-start table beside it."""
+    from btlab.views.report.page import cases_csv_path  # CLI start-up: as cmd_report
+
+    csv = cases_csv_path(out)
+    # written after the HTML, or not this time (a report without cases): then older
+    if not csv.exists() or csv.stat().st_mtime_ns < out.stat().st_mtime_ns:
+        return ""
+    return f"; and {csv}: the per-start table (one row per group and start) as CSV"
+
+
 def _print_report(text: str) -> int:
     """``report -o -``: the HTML on standard output (a closed pipe ends it quietly).
 
@@ -438,6 +481,66 @@ def _print_report(text: str) -> int:
             return 0
         raise WriteError(f"standard output: could not write the report: {exc.strerror}\n"
                          "  fix: free space on that disk, or give -o a file") from None
+    return 0
+
+
+def _format_options(parser: argparse.ArgumentParser) -> None:
+    """--format and --table of show, compare and ls."""
+    parser.add_argument("--format", choices=["table", "csv", "json"], default="table",
+                        help="table (default: as printed for reading), json (every table as "
+                        "one object {title: [row objects]}) or csv (one table, see --table); "
+                        "numbers as numbers, lower bounds as text >=N, - as empty")
+    parser.add_argument("--table", metavar="NAME", help="with --format csv: the table to "
+                        "write, by its title (or a word only it contains) or number from 1 "
+                        "(default: the first)")
+
+
+def _compare_options(parser: argparse.ArgumentParser) -> None:
+    """--timings and --threshold of compare."""
+    parser.add_argument("--timings", action="store_true",
+                        help="also compare CPU time: per group of the headline tables, the "
+                        "median cpu_ns ratio B/A with its spread over the repeats; exit 1 "
+                        "when a group is slower than --threshold or a counter differs")
+    parser.add_argument("--threshold", type=float, default=1.1, metavar="RATIO",
+                        help="with --timings: the ratio B/A above which a group is slower "
+                        "(default 1.1: 10 %% more CPU time)")
+
+
+def _side_console(args, console: Console) -> Console:
+    """Where the lines around the tables go: ``console``, or standard error when standard
+    output holds ``--format csv|json`` data."""
+    if getattr(args, "format", "table") == "table":
+        return console
+    return Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
+
+
+def _print_tables(tables, args) -> int:
+    """``--format csv|json``: the tables written to standard output; 0."""
+    from btlab.views.tables import format_tables  # CLI start-up: `btlab --help` imports no pandas
+
+    sys.stdout.write(format_tables(tables, args.format, args.table))
+    sys.stdout.flush()
+    return 0
+
+
+def cmd_ls(args, console: Console) -> int:
+    """``btlab ls``: :func:`btlab.analysis.sweeps.list_sweeps`, printed; 0."""
+    # CLI start-up: `btlab --help` imports no pandas
+    from btlab.analysis.sweeps import list_sweeps
+    from btlab.views.tables import sweeps_table
+
+    sweeps = list_sweeps(args.root)
+    title = f"sweeps under {args.root}"
+    if args.format != "table":
+        return _print_tables([(title, sweeps)], args)
+    if sweeps.empty:
+        console.print(f"{args.root}: no results folder in it (btlab run writes "
+                      "results/<name>)", markup=False)
+        return 0
+    console.print(sweeps_table(sweeps, title))
+    for name, note in zip(sweeps["name"], sweeps["note"]):
+        if isinstance(note, str):
+            console.print(f"{name}: {note}", markup=False, soft_wrap=True)
     return 0
 
 

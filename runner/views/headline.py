@@ -21,7 +21,7 @@ from btlab.problems import plugins
 from btlab.problems.registry import get_problem
 from btlab.views.estimate_table import is_estimate, print_estimates
 from btlab.views.failures import first_line
-from btlab.views.tables import add_row, fmt_int, generic_headline
+from btlab.views.tables import add_row, fmt_int, generic_headline, table_title
 
 
 class Collector(Console):
@@ -99,3 +99,27 @@ def print_by_node(df: pd.DataFrame, console: Console) -> None:
         add_row(table, str(node)[:16], str(host), str(sub["pid"].nunique()), f"{len(sub):,}",
                       fmt_int(sub["nodes"].sum()), f"{sub['cpu_ns'].sum() / 1e9:,.1f}")
     console.print(table)
+
+
+class _TableRecorder(Console):
+    """A Console that keeps the rich Tables printed to it, in order, and draws nothing."""
+
+    def __init__(self) -> None:
+        super().__init__(file=io.StringIO(), width=150, highlight=False, markup=False)
+        self.tables: list[Table] = []
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:  # noqa: A003 - Console's name
+        self.tables.extend(o for o in objects if isinstance(o, Table))
+
+
+def headline_tables(df: pd.DataFrame, errors: tuple[int, str | None] | None = None,
+                    by_node: bool = False) -> list[tuple[str, Table]]:
+    """The tables :func:`print_headline` prints (``by_node``: :func:`print_by_node`'s), as
+    ``(title, rich Table)`` pairs, for ``--format csv|json``
+    (:func:`btlab.views.tables.format_tables`): whatever a headline prints is in them."""
+    recorder = _TableRecorder()
+    if by_node:
+        print_by_node(df, recorder)
+    else:
+        print_headline(df, recorder, errors)
+    return [(table_title(t), t) for t in recorder.tables]

@@ -5,10 +5,20 @@ without one, :func:`generic_headline` prints trials by status and the work
 (placements, backtracks) per group of the parameters that vary. Totals,
 medians and maxima that censored trials make lower bounds are printed ``>=N``
 (:func:`btlab.problems.censoring.bound_flags`).
+
+Tables as data (``--format csv|json`` of show, compare and ls): :func:`table_records`
+turns a printed rich Table (or a DataFrame) into row dicts, :func:`format_tables` writes
+``(title, table)`` pairs as one JSON object or one CSV table (:func:`pick_table`);
+:func:`sweeps_table` and :func:`compare_tables` are the tables of ``btlab ls`` and
+``btlab compare``.
 """
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+import re
 from typing import Sequence
 
 import pandas as pd
@@ -16,8 +26,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from btlab.analysis.columns import aggregate_repeats
+# group_columns, varying, GROUP_TRIAL_COLUMNS: re-exported (the tables' groups, which
+# btlab compare --timings shares)
+from btlab.analysis.columns import (  # noqa: F401
+    GROUP_TRIAL_COLUMNS,
+    aggregate_repeats,
+    group_columns,
+    varying,
+)
 from btlab.analysis.formatting import fmt_int, fmt_ns  # noqa: F401 - fmt_ns re-exported
+from btlab.analysis.sweeps import SWEEP_COLUMNS
+from btlab.errors import BtlabError
 from btlab.problems.censoring import CENSORED, bound_flags
 from btlab.problems.spec import ProblemSpec
 from btlab.store import schema
@@ -26,8 +45,6 @@ from btlab.store.schema import headline_columns  # noqa: F401 - re-exported: btl
 #: Columns every results row has besides the parameters that tell trials apart (the
 #: trial keys of :data:`btlab.store.schema.COLUMNS`).
 TRIAL_COLUMNS = schema.names(schema.TRIAL_KEY)
-#: The trial columns that are groups of the tables when they vary.
-GROUP_TRIAL_COLUMNS = tuple(c.name for c in schema.COLUMNS if c.grouped)
 
 
 def literal(value: object) -> Text:
@@ -54,11 +71,6 @@ def group_label(value: object) -> str:
     return str(value)
 
 
-def varying(df: pd.DataFrame, columns: Sequence[str]) -> list[str]:
-    """The columns among ``columns`` that take more than one value in ``df``."""
-    return [c for c in columns if c in df.columns and df[c].nunique(dropna=False) > 1]
-
-
 def one_per_trial(df: pd.DataFrame, spec: ProblemSpec) -> pd.DataFrame:
     """One row per trial: the repeats folded by :func:`btlab.analysis.columns.aggregate_repeats`
     (the first repeat's counters, which must not change between repeats -- it warns when
@@ -79,15 +91,6 @@ def bounded_stats(values: pd.Series, censored: pd.Series) -> dict[str, str]:
     return {"total": fmt_int(values.sum(min_count=1), flags["total"]),
             "median": fmt_int(values.median(), flags["median"]),
             "max": fmt_int(values.max(), flags["max"])}
-
-
-def group_columns(df: pd.DataFrame, spec: ProblemSpec) -> list[str]:
-    """The parameters that vary, sizes first, never the position columns (start square)."""
-    sizes = varying(df, spec.size_columns)
-    rest = [c for c in spec.columns.names
-            if c not in spec.position_columns and c not in spec.size_columns]
-    return ([*spec.size_columns] if sizes else []) + varying(df, rest) + varying(
-        df, list(GROUP_TRIAL_COLUMNS))
 
 
 #: The ``mode`` value of trials that count every solution.
@@ -184,3 +187,171 @@ def generic_headline(df: pd.DataFrame, console: Console, spec: ProblemSpec) -> N
     counts, work, _ = status_and_work(df, group_columns(df, spec), spec.title, solutions=True)
     console.print(counts)
     console.print(work)
+
+
+# --------------------------------------------------------------------------- tables as data
+
+#: The output formats of ``btlab show``, ``btlab compare`` and ``btlab ls`` (``--format``).
+FORMATS = ("table", "csv", "json")
+
+_NUMBER = re.compile(r"^-?\d{1,3}(,\d{3})*(\.\d+)?$|^-?\d+(\.\d+)?$")
+_BOUND = re.compile(r"^(>=|<=)(-?[\d,]+(\.\d+)?)$")
+
+
+def cell_value(text: str, numeric: bool) -> object:
+    """A printed table cell as data: in a ``numeric`` (right-aligned) column ``1,234`` is the
+    int 1234, ``0.5`` a float, ``-`` None (nothing known) and a bound ``>=1,234`` the text
+    ``>=1234`` (a lower bound stays marked); every other cell is its text."""
+    text = text.strip()
+    if not numeric:
+        return text
+    if text in ("-", ""):
+        return None
+    if _NUMBER.match(text):
+        plain = text.replace(",", "")
+        return float(plain) if "." in plain else int(plain)
+    bound = _BOUND.match(text)
+    if bound:
+        return bound.group(1) + bound.group(2).replace(",", "")
+    return text
+
+
+def table_records(table: Table | pd.DataFrame) -> list[dict[str, object]]:
+    """The rows of a rich Table (as printed, cells as :func:`cell_value`) or of a
+    DataFrame (its values, nulls as None), one dict per row keyed by column header."""
+    if isinstance(table, pd.DataFrame):
+        frame = table.astype("object").where(table.notna(), None)
+        return [{str(k): _plain_value(v) for k, v in rec.items()}
+                for rec in frame.to_dict(orient="records")]
+    columns = [(_text(c.header), c.justify == "right", [_text(v) for v in c.cells])
+               for c in table.columns]
+    return [{name: cell_value(cells[i] if i < len(cells) else "", numeric)
+             for name, numeric, cells in columns} for i in range(table.row_count)]
+
+
+def table_title(table: Table | pd.DataFrame, default: str = "table") -> str:
+    """A rich Table's title as plain text (``default`` for a DataFrame or no title)."""
+    title = getattr(table, "title", None)
+    return _text(title) if title else default
+
+
+def _text(value: object) -> str:
+    return value.plain if isinstance(value, Text) else str(value)
+
+
+def _plain_value(value: object) -> object:
+    """A DataFrame cell as a JSON value: numpy scalars as Python numbers, timestamps as
+    ISO text, arrays as lists."""
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if hasattr(value, "item"):
+        return value.item()
+    return value
+
+
+def pick_table(tables: Sequence[tuple[str, Table | pd.DataFrame]],
+               name: str | None) -> tuple[str, Table | pd.DataFrame]:
+    """The table ``--table NAME`` chooses among ``(title, table)`` pairs: the first for None;
+    else the one whose title is ``name`` or, failing that, the only one whose title contains
+    it (case ignored); a number picks by position, from 1.
+
+    Raises:
+        BtlabError: no table, or ``name`` matches none or several (exit 2; the titles listed).
+    """
+    if not tables:
+        raise BtlabError("no table to write\n  fix: give --format table to see what the "
+                         "command prints")
+    if name is None:
+        return tables[0]
+    if name.isdigit() and 1 <= int(name) <= len(tables):
+        return tables[int(name) - 1]
+    exact = [t for t in tables if t[0].lower() == name.lower()]
+    found = exact or [t for t in tables if name.lower() in t[0].lower()]
+    if len(found) == 1:
+        return found[0]
+    listed = "\n".join(f"    {i}. {t[0]}" for i, t in enumerate(tables, 1))
+    what = "none" if not found else f"{len(found)} of them"
+    raise BtlabError(f"--table {name!r}: expected the title of one table (or a word only it "
+                     f"contains, or its number), found it matches {what}; the tables:\n"
+                     f"{listed}\n  fix: --table 1 (or another number above)")
+
+
+def format_tables(tables: Sequence[tuple[str, Table | pd.DataFrame]], fmt: str,
+                  table: str | None = None) -> str:
+    """``(title, rich Table or DataFrame)`` pairs written as ``fmt``: ``json``, one object
+    ``{title: [row objects]}``; ``csv``, the one table :func:`pick_table` chooses, with a
+    header line (a title given twice gets `` (2)``). ``table`` output is the console's."""
+    if fmt == "csv":
+        _, chosen = pick_table(tables, table)
+        records = table_records(chosen)
+        out = io.StringIO()
+        names = list(records[0]) if records else (
+            list(chosen.columns) if isinstance(chosen, pd.DataFrame)
+            else [_text(c.header) for c in chosen.columns])
+        writer = csv.DictWriter(out, fieldnames=names, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(records)
+        return out.getvalue()
+    data: dict[str, list[dict[str, object]]] = {}
+    for title, t in tables:
+        key, n = title, 1
+        while key in data:
+            n += 1
+            key = f"{title} ({n})"
+        data[key] = table_records(t)
+    return json.dumps(data, indent=1, default=str) + "\n"
+
+
+def sweeps_table(sweeps: pd.DataFrame, title: str) -> Table:
+    """:func:`btlab.analysis.sweeps.list_sweeps` as a rich Table (``btlab ls``), narrow enough
+    for a terminal: name, problem, trials, runs, last run (to the minute) and one column of
+    the trials by status (``28 solved, 47 node_limit``: the statuses found); ``--format``
+    writes every column (config, rows, one count per status). The notes are not in it
+    (``btlab ls`` prints them below, whole)."""
+    table = Table(title=literal(title), title_justify="left")
+    for name in ("name", "problem", "trials", "runs", "last run", "trials by status"):
+        table.add_column(name, justify="right" if name in ("trials", "runs") else "left")
+    statuses = [c for c in sweeps.columns if c not in (*SWEEP_COLUMNS, "note")]
+    for rec in sweeps.to_dict(orient="records"):
+        counts = ", ".join(f"{int(rec[s]):,} {s}" for s in statuses
+                           if not pd.isna(rec[s]) and rec[s])
+        add_row(table, rec["name"], _cell(rec["problem"], "{}"), _cell(rec["trials"]),
+                _cell(rec["runs"]), _cell(rec["last_run"], "{:%Y-%m-%d %H:%M} UTC"),
+                counts if not pd.isna(rec["trials"]) else "-")
+    return table
+
+
+def _cell(value: object, form: str = "{:,}") -> str:
+    """A value of :func:`sweeps_table`: ``-`` for null."""
+    if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
+        return "-"
+    return form.format(value)
+
+
+def compare_tables(cmp) -> list[tuple[str, pd.DataFrame]]:
+    """A :class:`btlab.analysis.folder_diff.FolderDiff` as ``(title, DataFrame)`` pairs for
+    ``btlab compare --format csv|json``: ``summary`` (one row), ``only in A``, ``only in
+    B`` (trial id, parameters as ``btlab validate`` prints them), ``differences`` (trial
+    id, column, the two values) and, with ``--timings``, ``timings``."""
+    summary = {"compared": cmp.compared, "columns": len(cmp.columns),
+               "only_in_a": len(cmp.only_a), "only_in_b": len(cmp.only_b),
+               "differing_trials": int(cmp.differences["trial_id"].nunique())
+               if not cmp.differences.empty else 0,
+               "identical": cmp.identical}
+    if cmp.timings is not None:
+        summary.update(threshold=cmp.threshold, slower_groups=len(cmp.slower),
+                       passed=cmp.passed)
+    out = [("summary", pd.DataFrame([summary]))]
+    for side, ids in (("A", cmp.only_a), ("B", cmp.only_b)):
+        out.append((f"only in {side}", pd.DataFrame(
+            {"trial_id": ids, "parameters": [cmp.labels.get(i, "") for i in ids]},
+            columns=["trial_id", "parameters"])))
+    diffs = cmp.differences.copy()
+    for col in ("a", "b"):  # a list (a tour) or None as one JSON value, as printed
+        diffs[col] = diffs[col].astype("object")
+    out.append(("differences", diffs))
+    if cmp.timings is not None:
+        out.append(("timings", cmp.timings))
+    return out

@@ -406,3 +406,36 @@ def _num(value: float, bound: bool, text: str | None = None) -> str:
     shown = text if text is not None else fmt_int(value, bound)
     cls = ' class="bound"' if bound else ""
     return f'<td{cls} data-v="{value:.0f}">{_e(shown)}</td>'
+
+
+#: The columns of :func:`per_start_frame` after the group and case columns, when present.
+PER_START_VALUES = ("status", "censored", "nodes", "backtracks", "solutions", "wall_ns",
+                    "cpu_ns")
+
+
+def per_start_frame(df: pd.DataFrame, spec: ProblemSpec | None) -> pd.DataFrame | None:
+    """The per-start table of the report as data (``btlab report`` writes it as CSV beside
+    the HTML): one row per group and case, repeats folded (timings: the median).
+
+    Returns:
+        A DataFrame: the group columns (:func:`case_groups`), the size columns, the case
+        columns (``start_row``, ``start_col``; ``n``), then :data:`PER_START_VALUES`
+        (counters of a censored row are lower bounds: ``censored`` is True); every row,
+        not the HTML's first :data:`MAX_CASE_ROWS`. None when there is no case to list.
+    """
+    if spec is None or df.empty:
+        return None
+    rows, cases, groups, grouped = _prepared(df, spec)
+    if not cases:
+        return None
+    sizes = [c for c in spec.size_columns if c not in cases and c in rows.columns]
+    values = [c for c in PER_START_VALUES if c in rows.columns]
+    frames = [sub for _, sub in grouped]
+    out = pd.concat(frames, ignore_index=True) if frames else rows.iloc[:0]
+    columns = list(dict.fromkeys([*groups, *sizes, *cases, *values]))
+    out = out[columns].copy()
+    if "status" in out.columns:
+        out["status"] = out["status"].astype("object")
+    if "censored" not in out.columns and "status" in out.columns:
+        out.insert(columns.index("status") + 1, "censored", out["status"].isin(CENSORED))
+    return out

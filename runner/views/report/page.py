@@ -117,10 +117,42 @@ def write_report(results: str | Path | Sequence[str | Path], out: str | Path = "
         WriteError: the disk is full or an I/O error while writing (exit 3).
     """
     check_target(out, "the report", STDOUT_HINT)
+    check_target(cases_csv_path(out), "the per-start table")
     for folder in report_folders.as_folders(results):
         _outside_results(folder, out)
     text = render_report(results, all_rows=all_rows)
-    return atomic_write_text(out, text, "the report", STDOUT_HINT)
+    path = atomic_write_text(out, text, "the report", STDOUT_HINT)
+    write_cases_csv(results, cases_csv_path(out), all_rows)
+    return path
+
+
+def cases_csv_path(out: str | Path) -> Path:
+    """Where :func:`write_report` writes the per-start table beside the HTML ``out``:
+    ``report.html`` -> ``report.csv``."""
+    out = Path(out)
+    return out.with_suffix(".csv") if out.suffix.lower() != ".csv" else Path(f"{out}.csv")
+
+
+def write_cases_csv(results: str | Path | Sequence[str | Path], out: str | Path,
+                    all_rows: bool = False) -> Path | None:
+    """Write the report's per-start table
+    (:func:`btlab.views.report.cases.per_start_frame`: one row per group and start) of the
+    folders to the CSV file ``out``, whole or not at all; None (nothing written) when
+    the rows have no case to list (every row left out, a problem that does not load).
+
+    Raises:
+        OutputPathError, WriteError: as :func:`write_report`.
+    """
+    df, _ = report_folders.load_folders(report_folders.as_folders(results), all_rows)
+    try:
+        spec: ProblemSpec | None = (get_problem(str(df["problem"].iloc[0])) if len(df)
+                                    else None)
+    except (ValueError, plugins.PluginError):
+        spec = None
+    frame = report_cases.per_start_frame(df, spec)
+    if frame is None:
+        return None
+    return atomic_write_text(out, frame.to_csv(index=False), "the per-start table")
 
 
 @overload
