@@ -158,7 +158,8 @@ def test_an_empty_value_is_the_empty_string_and_null_is_null(sweep):
      "{f}, override 1 (seed): error at (top level)\n"
      "  expected: key=value (or +key=value to add a key, ~key to delete one)\n"
      "  found:    'seed'\n"
-     "  fix:      write seed=VALUE, e.g. seed=7"),
+     "  fix:      give the key a value: seed=VALUE, e.g. ++seed=7 (++ sets a key whether or "
+     "not the file has it)"),
     (["+fixed.colour=red"],
      "{f}, override 1 (+fixed.colour=red): error at fixed.colour\n"
      "  expected: a parameter of knights_tour: board, start, heuristic, tie_break, strategy, "

@@ -132,7 +132,7 @@ def parse_config(text: str, source: str = "<string>",
         raise err((), "a mapping with name, problem, fixed, matrix, ...", describe(data),
                   "see configs/ for examples")
     if overrides:
-        data, positions = apply_overrides(data, positions, overrides, source)
+        data, positions = apply_overrides(data, positions, overrides, source, _param_names)
     try:
         model = SweepModel.model_validate(data)
     except ValidationError as exc:
@@ -171,6 +171,11 @@ def parse_config(text: str, source: str = "<string>",
 
 
 # --------------------------------------------------------------------------- parameters
+
+
+def _param_names(problem: Any) -> list[str]:
+    """The parameter names of the problem named ``problem`` (for overrides' fixes)."""
+    return list(get_problem(problem).params.model_fields) if isinstance(problem, str) else []
 
 
 def _adapters(problem: ProblemSpec) -> dict[str, TypeAdapter]:
