@@ -107,6 +107,10 @@ def _parser() -> argparse.ArgumentParser:
                      "does not run them again (by default it does, and the new row replaces "
                      "the error row; time_limit, node_limit, backtrack_limit and restart_limit "
                      "rows are results, never re-run)")
+    run.add_argument("--max-failures", type=_positive_int, metavar="N",
+                     help="stop starting trials after N trials of this run ended with status "
+                     "error (the finished rows are kept; a rerun resumes); default: the "
+                     "config's max_failures, else no limit")
     run.add_argument("--yes", action="store_true",
                      help="run a sweep larger than the trial cap (1,000,000)")
     run.add_argument("--quiet", action="store_true",
@@ -236,7 +240,8 @@ def cmd_run(args, console: Console) -> int:
                     out=args.out, fresh=args.fresh, workers=args.workers,
                     batch_size=args.batch_size, retry_errors=not args.no_retry_errors,
                     dashboard=args.dashboard, yes=args.yes, console=console,
-                    say=console.print, progress=not args.quiet, tables=True)
+                    say=console.print, progress=not args.quiet, tables=True,
+                    max_failures=args.max_failures)
     if outcome.interrupted:
         console.print("interrupted: finished rows are on disk; run the same command to resume")
         return 130
