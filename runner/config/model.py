@@ -34,6 +34,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
+import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from btlab.config.messages import describe, did_you_mean, from_pydantic, param_error
@@ -56,7 +57,7 @@ from btlab.problems.registry import PROBLEMS, get_problem
 from btlab.problems.spec import ProblemSpec
 
 __all__ = ["DEFAULT_TRIAL_CAP", "MAX_BUDGET_NODES", "MAX_BUDGET_SECONDS", "BudgetModel",
-           "SweepConfig", "SweepModel", "load_config",
+           "SweepConfig", "SweepModel", "config_yaml", "load_config",
            "parse_config"]
 
 #: A sweep larger than this needs ``--yes``.
@@ -77,6 +78,18 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     """
     path = Path(path)
     return parse_config(read_config_text(path), str(path), overrides)
+
+
+def config_yaml(config: SweepConfig) -> str:
+    """The whole config as YAML text: every top-level key, after the overrides, with its
+    default where the file gave none (``btlab validate --print``, Hydra's ``--cfg job``).
+
+    Read back (:func:`parse_config`, or ``btlab run`` on a file holding it) it is the
+    same config: the same trials, the same trial ids. Keys keep the order of
+    :class:`SweepModel`, a mapping's keys (``matrix``) the order they were written in.
+    """
+    return yaml.safe_dump(config.model.model_dump(mode="json"), sort_keys=False,
+                          default_flow_style=None, allow_unicode=True, width=100)
 
 
 def read_config_text(path: Path) -> str:
