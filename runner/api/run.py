@@ -432,7 +432,9 @@ def _run_trials(backend_name: str, options: dict[str, Any], console: Console, te
     except KeyboardInterrupt:
         tell(f"interrupted while starting {backend_name}: no trial ran")
         return 0, True, None, 0.0
-    tell(f"started {backend_name} with {backend.workers} worker(s) in "
+    joined = getattr(backend, "joined", None)  # a cluster: its address, nodes and CPUs
+    tell(f"{joined} in {time.monotonic() - t0:.1f} s" if joined else
+         f"started {backend_name} with {backend.workers} worker(s) in "
          f"{time.monotonic() - t0:.1f} s")
     dashboard_url = getattr(backend, "dashboard_url", None)
     if dashboard_url:
