@@ -336,7 +336,7 @@ def _print_config(trials, label: str) -> int:
     """``validate --print``: :func:`btlab.config.model.config_yaml` on stdout, the trial
     count on stderr (every trial checked, as ``validate`` checks them)."""
     from btlab.config.model import DEFAULT_TRIAL_CAP, config_yaml  # CLI start-up: as above
-    from btlab.sweep.expand import plan_size
+    from btlab.sweep.expand import plan_size  # CLI start-up: as above
 
     planned, how = plan_size(trials.config, DEFAULT_TRIAL_CAP)
     if planned > DEFAULT_TRIAL_CAP:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shlex
 import stat
 from dataclasses import replace
 from pathlib import Path
@@ -239,6 +240,14 @@ def _flow(value: Any) -> str:
     return json.dumps(value) if not isinstance(value, str) else value
 
 
+def _override_at(config: SweepConfig, path: KeyPath) -> str:
+    """The override that set ``path``, as typed (``matrix.heuristic=none``), or ""."""
+    pos = config.positions.get(tuple(path))
+    if isinstance(pos, str) and pos.startswith("override ") and pos.endswith(")"):
+        return pos.partition(" (")[2][:-1]
+    return ""
+
+
 def _check_params(config: SweepConfig) -> None:
     m = config.model
     adapters = _adapters(config.problem)
@@ -266,6 +275,10 @@ def _check_params(config: SweepConfig) -> None:
             found = describe(values)
             fix = (f"write {key}: [{json.dumps(values, default=str)}]" if key in adapters
                    else (did_you_mean(key, list(adapters)) or "remove it"))
+            typed = _override_at(config, ("matrix", key))
+            if typed and key in adapters and values != "all" and not isinstance(values, dict):
+                op, raw = typed.partition("matrix.")[0], typed.partition("=")[2].strip()
+                fix = "write instead " + shlex.quote(f"{op}matrix.{key}=[{raw}]")
             if values == "all" and key in adapters:
                 takes = "takes" if len(expandable) == 1 else "take"
                 found = (f"all, which only {' and '.join(expandable)} {takes}" if expandable
