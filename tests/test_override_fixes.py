@@ -97,7 +97,8 @@ def suggested(fix: str) -> list[str]:
     m = re.search(r"(?:write instead|close them:|write|use|e\.g\.) (.+?)(?: to (?:add|change|"
                   r"delete) it.*| \(.*)?$", fix)
     assert m, f"no override in the fix {fix!r}"
-    return shlex.split(m.group(1))
+    words = shlex.split(m.group(1))
+    return words[1:] if words[:1] == ["e.g."] else words
 
 
 #: (config, overrides, the override at fault (1-based), what the fix must say)
@@ -155,6 +156,12 @@ CASES = [
                  id="no-matrix-yet-new-key"),
     pytest.param(MAIN, ["+fixed.mode=count"], "fixed.mode=count", id="adding-a-key-that-exists"),
     pytest.param(MAIN, ["~seed=3"], "~seed", id="deleting-another-value"),
+    pytest.param(MAIN, ["budget.nodes.max=5000"], "budget.nodes=5000", id="through-a-number"),
+    pytest.param(MAIN, ["fixed.board.rows=6"], "fixed.board.0=6", id="a-list-by-name"),
+    pytest.param(MAIN, ["fixed.board.2=6"], "fixed.board.1=6", id="past-the-list"),
+    pytest.param(MAIN, ["fixed..board=6"], "fixed.board=[6,6]", id="an-empty-key-part"),
+    pytest.param(MAIN, [".".join(["fixed"] * 65) + "=1"], "fixed.board=[6,6]",
+                 id="too-deep-a-key"),
     pytest.param(MAIN, ["seed"], "++seed=7", id="no-value"),
     pytest.param(MAIN, ["fixed.board"], "++seed=7", id="no-value-nested"),
 ]

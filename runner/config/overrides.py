@@ -305,13 +305,14 @@ def apply_overrides(data: dict, positions: dict, texts: list[str] | tuple[str, .
                 head = _show(ov.path[:depth + 1])
                 raise bad(f"{head} to be a mapping, to hold {_show(ov.path)}",
                           f"{head} is {describe(nxt)}",
-                          f"set {head} itself, e.g. {head}=...")
+                          f"set {head} itself, e.g. {_typed(f'{head}={ov.raw.strip()}')}")
             node = nxt
         last = ov.path[-1]
         current = _child(node, last)
         if isinstance(node, list) and not isinstance(last, int):
             raise bad(f"a number to index the list {_show(ov.path[:-1])}",
-                      f"the key {last!r}", f"e.g. {_show(ov.path[:-1])}.0")
+                      f"the key {last!r}",
+                      f"index it, e.g. {_typed(f'{_show(ov.path[:-1])}.0={ov.raw.strip()}')}")
         full = _show(ov.path)
         if ov.op == "set" and current is _MISSING:
             raise bad(f"a key that is in {source}: key=value changes a key, +key=value adds one",
@@ -331,7 +332,9 @@ def apply_overrides(data: dict, positions: dict, texts: list[str] | tuple[str, .
         elif isinstance(node, list):
             if current is _MISSING:
                 raise bad(f"an index below {len(node)} in {_show(ov.path[:-1])}",
-                          f"index {last}", "index an existing item")
+                          f"index {last}", "index an existing item, e.g. " + _typed(
+                              f"{_show(ov.path[:-1])}.{len(node) - 1}={ov.raw.strip()}")
+                          if node else "the list is empty: set the whole list")
             node[last] = ov.value
         else:
             node[last] = ov.value
@@ -420,6 +423,11 @@ def _missing_fix(ov: Override, depth: int, node: Any, data: dict, params: list[s
     key = path[depth]
     rest = ".".join(str(p) for p in path[depth + 1:])
     top = list(SweepModel.model_fields)
+    if isinstance(node, list) and isinstance(key, int):  # past the end of a list
+        head = _show(path[:depth])
+        return (f"index an existing item, e.g. {_typed(f'{head}.{len(node) - 1}={raw}')} (or "
+                f"set the whole list: {head}=[...])" if node else
+                f"the list is empty: set the whole list ({head}=[...])")
     if depth == 0 and not (key in ("fixed", "matrix") and len(path) == 2):
         if key in top:
             return f"use {_typed('+' + ov.text)} to add it"
