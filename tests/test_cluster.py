@@ -7,10 +7,16 @@ and stop exactly those processes, never ``ray stop``.
 
 from __future__ import annotations
 
+import os
 import secrets
+import shlex
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -241,3 +247,80 @@ def test_out_uri_writes_there_and_resumes_from_there(tmp_path, monkeypatch, caps
     assert len(pd.read_parquet(shared)) == 75
     assert main(["show", uri]) == 0
     assert main(["compare", uri, str(shared)]) == 0
+
+
+@pytest.mark.slow  # a real two-node cluster, about 40 s
+def test_the_one_machine_recipe_runs_as_written(tmp_path):
+    """docs/cluster.md's one-machine recipe, run by bash as written but for its port (a free
+    one), its --temp-dir (a temporary one) and a small budget: beside any other Ray on the
+    machine it starts two nodes, `ray status` reaches them, btlab says it joined them, and
+    `kill` of the two `ray start --block` PIDs stops every process of that cluster."""
+    from helpers.ray_cli import _pids_naming, free_ports
+
+    text = (ROOT / "docs" / "cluster.md").read_text()
+    start = text.index("```bash\nray start --head --port=6379 --num-cpus=1")
+    recipe = text[start + len("```bash\n"):text.index("```", start + 8)]
+    port = free_ports(1)[0]
+    scratch = Path(tempfile.mkdtemp(prefix="btr-", dir="/tmp"))  # short: Ray's socket paths
+    temp_dir = scratch / "r"
+    script = (recipe.replace("6379", str(port)).replace("/tmp/btlab-ray", str(temp_dir))
+              .replace("btlab run configs/warnsdorff_64_starts.yaml",
+                       f"{shlex.quote(sys.executable)} -m btlab run "
+                       "configs/warnsdorff_64_starts.yaml 'fixed.board=[5,5]' budget.nodes=300"))
+    assert script.count(str(port)) == recipe.count("6379") >= 5
+    shutil.copytree(ROOT / "configs", tmp_path / "configs")
+    env = _user(tmp_path / "home")
+    env["PYTHONPATH"] = os.environ.get("PYTHONPATH") or str(ROOT)
+    proc = subprocess.Popen(["bash", "-e", "-c", script], cwd=tmp_path, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=400)
+        assert proc.returncode == 0, out[-4000:]
+        assert f"joined the Ray cluster at 127.0.0.1:{port} (2 nodes, 2 CPUs)" in out, out
+        assert "Active:" in out and out.count(" node_") == 2  # ray status, by its address
+        rows = pd.read_parquet(tmp_path / "results" / "cluster")
+        assert len(rows) == 75 and rows["node_id"].nunique() == 2
+        deadline = time.monotonic() + 60
+        while _pids_naming(str(temp_dir)) and time.monotonic() < deadline:
+            time.sleep(1)  # the nodes drain, then exit
+        assert not _pids_naming(str(temp_dir)), "the recipe left processes of its cluster"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        for pid in _pids_naming(str(temp_dir)):  # a failed run: end its cluster, nothing else
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+class _FakeRay:
+    """What `_joined` asks of Ray: the nodes, the cluster's CPUs, the runtime context."""
+
+    def __init__(self, alive: list[bool], cpus: float, gcs: str):
+        self._alive, self._cpus, self._gcs = alive, cpus, gcs
+
+    def nodes(self):
+        return [{"Alive": a} for a in self._alive]
+
+    def cluster_resources(self):
+        return {"CPU": self._cpus}
+
+    def get_runtime_context(self):
+        return type("Context", (), {"gcs_address": self._gcs})()
+
+
+@pytest.mark.parametrize("given, alive, cpus, said", [
+    ("127.0.0.1:6379", [True, True], 2.0, "joined the Ray cluster at 127.0.0.1:6379 (2 nodes, "
+     "2 CPUs)"),
+    ("auto", [True, False, True, True], 48.0, "joined the Ray cluster at 10.0.0.5:6379 (3 "
+     "nodes, 48 CPUs)"),
+    ("10.0.0.5:6379", [True], 1.0, "joined the Ray cluster at 10.0.0.5:6379 (1 node, 1 CPU)"),
+])
+def test_the_driver_says_which_cluster_it_joined(given, alive, cpus, said):
+    from btlab.execution.ray_backend import _joined
+
+    assert _joined(_FakeRay(alive, cpus, "10.0.0.5:6379"), given) == said

@@ -334,10 +334,12 @@ BLOCKS: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
         "clone, activate); the same install is run by test_quick_start_real_install (slow)",
         ("test_cluster_install_lines",)),
     ("docs/cluster.md", "ray start --head --port=6379 --num-cpus=1"): (
-        VALIDATED, "each command parsed (Ray's parser, the CLI's parser); the sequence itself "
-        "runs in tests/test_cluster.py on its own --temp-dir and ports, stopped by process "
-        "group: `ray stop` would end every Ray on the shared machine, so it is never run",
-        ("test_cluster_one_machine_commands",)),
+        SLOW, "each command parsed (Ray's parser, the CLI's parser), bash -n, its own "
+        "--temp-dir, `ray status` by address, stopped by its PIDs and no `ray stop` (fast); "
+        "run as a bash script by tests/test_cluster.py with a free port, a temporary "
+        "--temp-dir and a small budget (slow)",
+        ("test_cluster_one_machine_commands", "test_cluster_one_machine_recipe",
+         "test_cluster.py::test_the_one_machine_recipe_runs_as_written")),
     ("docs/cluster.md", "# on the head machine: make a token"): (
         VALIDATED, "each command parsed; tests/test_cluster.py runs the token sequence "
         "(test_token_auth_cluster_as_documented, slow)", ("test_cluster_one_machine_commands",)),
@@ -1225,6 +1227,25 @@ def test_cluster_install_lines():
     assert cmds[2].argv[:2] == ["source", "~/btlab-venv/bin/activate"]
 
 
+def test_cluster_one_machine_recipe():
+    """The one-machine recipe keeps to its own cluster: a --temp-dir of its own, `ray status`
+    through its address, stopped by the PIDs of the two `ray start --block` it started (never
+    `ray stop`); valid bash."""
+    b = block("docs/cluster.md", "ray start --head --port=6379 --num-cpus=1")
+    checked = subprocess.run(["bash", "-n"], input=b.text, text=True, capture_output=True)
+    assert checked.returncode == 0, checked.stderr
+    lines = [line.split("#")[0].strip() for line in b.text.splitlines()]
+    assert not any(re.search(r"\bray stop\b", line) for line in lines)
+    starts = [line for line in lines if line.startswith("ray start")]
+    assert len(starts) == 2 and all(line.endswith("&") and "--block" in line for line in starts)
+    assert "--temp-dir=/tmp/btlab-ray" in starts[0]
+    statuses = [line for line in lines if "ray status" in line]
+    assert statuses and all("ray status --address=127.0.0.1:6379" in line for line in statuses)
+    assert lines[lines.index(starts[0]) + 1] == "HEAD=$!"
+    assert lines[lines.index(starts[1]) + 1] == "NODE=$!"
+    assert lines[-1] == "kill $NODE $HEAD; wait"
+
+
 def test_cluster_one_machine_commands():
     from ray.scripts import scripts
 
@@ -1233,6 +1254,8 @@ def test_cluster_one_machine_commands():
         cmds = commands(block("docs/cluster.md", snippet))
         ports = set()
         for cmd in cmds:
+            if not cmd.argv or cmd.argv[0] in ("until", "kill", "wait"):  # the shell's own
+                continue
             if cmd.argv[0] == "btlab":
                 args = _parser().parse_args(placeholders(cmd.argv[1:]))
                 assert args.address == "127.0.0.1:6379"
@@ -1242,11 +1265,14 @@ def test_cluster_one_machine_commands():
             if cmd.argv[1] == "stop":  # never run here: it ends every Ray on the machine
                 continue
             sub = getattr(scripts, cmd.argv[1].replace("-", "_"))
-            argv = [a for a in cmd.argv[2:] if a not in (">", "/dev/null")]  # a redirection
+            argv = [a for a in cmd.argv[2:]  # a redirection, a background job
+                    if a not in (">", "/dev/null", "2>&1", "&") and not a.endswith(".log")]
             params = sub.make_context(cmd.argv[1], placeholders(argv)).params
             if cmd.argv[1] == "start":
                 ports.add(params["port"] if params["head"] else
                           int(params["address"].rpartition(":")[2]))
+            elif cmd.argv[1] == "status" and snippet.startswith("ray start"):
+                ports.add(int(params["address"].rpartition(":")[2]))
         assert ports == {6379}
 
 

@@ -155,11 +155,21 @@ def test_a_sweep_whose_every_trial_fails_prints_a_bounded_number_of_lines():
     for i in range(1000):
         log.seen({"trial_id": f"{i:016x}", "n": i, "status": "error", "error": "E: x"})
     assert log.count == 1000
+    assert lines == ["failed: trial 0000000000000000 (n=0): E: x"]  # identical: folded
+    assert log.summary("results/x")[:2] == [
+        "the trials that failed in this run (1,000):",
+        "  1,000 trials: E: x (the first: trial 0000000000000000 (n=0))"]
+    lines.clear()
+    log = FailureLog(["n"], lines.append)
+    for i in range(1000):  # 1,000 different messages
+        log.seen({"trial_id": f"{i:016x}", "n": i, "status": "error", "error": f"E: {i}"})
     assert len(lines) == LIVE + 1
-    assert lines[LIVE].startswith(f"failed: {LIVE} trials so far; further failures are counted")
+    assert lines[LIVE].startswith(f"failed: {LIVE} different messages so far; further ones "
+                                  "are counted")
     summary = log.summary("results/x")
     assert len(summary) == LISTED + 3
-    assert summary[-2] == f"  ... and {1000 - LISTED:,} more"
+    more = 1000 - LISTED
+    assert summary[-2] == f"  ... and {more:,} more with {more:,} other message(s)"
 
 
 # --------------------------------------------------------------------------- the CLI
@@ -205,7 +215,8 @@ budget: {{nodes: 1000, seconds: 10}}
     assert (df["status"] == "error").all()
     assert all(e.startswith(first) for e in df["error"]), df["error"].str[:80].tolist()
     assert all(len(e) <= MESSAGE_CHARS + 2000 for e in df["error"])
-    assert run.stdout.count("failed: trial") == 2
+    assert run.stdout.count("failed: trial") == 1  # one message twice: folded
+    assert "  2 trials: " in run.stdout
     assert "\x1b" not in run.stdout
     assert len(run.stdout) < 20_000
     assert "Traceback" not in run.stderr

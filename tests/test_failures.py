@@ -140,7 +140,7 @@ def test_failure_log_lists_the_first_ones_and_counts_the_rest():
                        "ValueError: bad 0"
     summary = log.summary("results/x")
     assert len(summary) == 1 + LISTED + 2
-    assert summary[-2] == "  ... and 5 more"
+    assert summary[-2] == "  ... and 5 more with 5 other message(s)"
     assert "btlab show results/x" in summary[-1]
 
 
@@ -198,8 +198,11 @@ def test_more_failures_than_listed_are_counted_with_where_to_find_them(tmp_path)
     proc = btlab("run", cfg, "--out", out, "--backend", "serial", "--quiet",
                  env={"BTLAB_TEST_FAULT": ",".join(f"raise:{i}" for i in ids)})
     assert proc.returncode == 1
-    assert proc.stdout.count("failed: trial ") == 25
-    assert f"  ... and {25 - LISTED} more" in proc.stdout
+    # one message, 25 times: printed once as it happens, and once with its count at the end
+    assert proc.stdout.count("failed: trial ") == 1
+    assert proc.stdout.count("RuntimeError: fault injected") == 2 + 1  # + the headline's
+    assert (f"  25 trials: RuntimeError: fault injected by BTLAB_TEST_FAULT (test hook) "
+            f"(the first: trial {ids[0]} (") in proc.stdout
     assert f"btlab show {out}" in proc.stdout
 
 

@@ -158,7 +158,8 @@ def test_an_empty_value_is_the_empty_string_and_null_is_null(sweep):
      "{f}, override 1 (seed): error at (top level)\n"
      "  expected: key=value (or +key=value to add a key, ~key to delete one)\n"
      "  found:    'seed'\n"
-     "  fix:      write seed=VALUE, e.g. seed=7"),
+     "  fix:      give the key a value: seed=VALUE, e.g. ++seed=7 (++ sets a key whether or "
+     "not the file has it)"),
     (["+fixed.colour=red"],
      "{f}, override 1 (+fixed.colour=red): error at fixed.colour\n"
      "  expected: a parameter of knights_tour: board, start, heuristic, tie_break, strategy, "
@@ -174,12 +175,12 @@ def test_an_empty_value_is_the_empty_string_and_null_is_null(sweep):
      "{f}, override 1 (fixed.board.rows=6): error at fixed.board.rows\n"
      "  expected: a number to index the list fixed.board\n"
      "  found:    the key 'rows'\n"
-     "  fix:      e.g. fixed.board.0"),
+     "  fix:      index it, e.g. fixed.board.0=6"),
     (["budget.nodes.max=6"],
      "{f}, override 1 (budget.nodes.max=6): error at budget.nodes.max\n"
      "  expected: budget.nodes to be a mapping, to hold budget.nodes.max\n"
      "  found:    budget.nodes is 1000000 (int)\n"
-     "  fix:      set budget.nodes itself, e.g. budget.nodes=..."),
+     "  fix:      set budget.nodes itself, e.g. budget.nodes=6"),
     (["seed=!!python/object/apply:os.system [ls]"],
      "{f}, override 1 (seed=!!python/object/apply:os.system [ls]): error at seed\n"
      "  expected: plain YAML data: a mapping, list, string, number or boolean\n"

@@ -171,16 +171,18 @@ def _option_error(key: str, expected: str, found: Any) -> ConfigError:
     return ConfigError("btlab.run()", None, None, (key,), expected, repr(found))
 
 
-def _check_options(backend: str, workers: int | None, batch_size: int | None) -> None:
+def _check_options(backend: str, workers: int | None, batch_size: int | None,
+                   max_failures: int | None = None) -> None:
     """The options argparse checks for ``btlab run``, checked for :func:`run`.
 
     Raises:
-        ConfigError: an unknown backend, or ``workers`` / ``batch_size`` not a whole
-            number >= 1.
+        ConfigError: an unknown backend, or ``workers`` / ``batch_size`` /
+            ``max_failures`` not a whole number >= 1.
     """
     if backend not in BACKENDS:
         raise _option_error("backend", " or ".join(repr(b) for b in BACKENDS), backend)
-    for key, value in (("workers", workers), ("batch_size", batch_size)):
+    for key, value in (("workers", workers), ("batch_size", batch_size),
+                       ("max_failures", max_failures)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                   or value < 1):
             raise _option_error(key, "a whole number >= 1, or None (automatic)", value)
@@ -282,7 +284,7 @@ def sweep(config: ConfigSource, *overrides: str, backend: str = "ray",
           fresh: bool = False, workers: int | None = None, batch_size: int | None = None,
           retry_errors: bool = True, dashboard: bool = False, yes: bool = False,
           console: Console | None = None, say: Say | None = None, progress: bool = True,
-          tables: bool = True) -> RunOutcome:
+          tables: bool = True, max_failures: int | None = None) -> RunOutcome:
     """Run a sweep: what ``btlab run`` and :func:`run` do, without the printing.
 
     The arguments before ``console`` are :func:`run`'s. ``console``: where the
@@ -310,7 +312,9 @@ def sweep(config: ConfigSource, *overrides: str, backend: str = "ray",
     tell = say if say is not None else _silent
     # everything that can be wrong with the input is checked before anything is written
     cfg = read_config(config, overrides)
-    _check_options(backend, workers, batch_size)
+    _check_options(backend, workers, batch_size, max_failures)
+    if max_failures is None:  # the option wins over the config's key
+        max_failures = cfg.model.max_failures
     # not a terminal (nohup, a log file): plain progress lines instead of the bar
     log_every = (None if not progress or console.is_terminal or console.is_jupyter
                  else log_interval())
@@ -335,7 +339,7 @@ def sweep(config: ConfigSource, *overrides: str, backend: str = "ray",
     folder = store.location  # a path or a URI: where the rows are, and all that counts
     shown = escape(str(folder))  # printed literally: a folder name may hold [brackets]
     failures = FailureLog(cfg.problem.columns.names, lambda line: tell(
-        line, markup=False, highlight=False, soft_wrap=True, style="red"))
+        line, markup=False, highlight=False, soft_wrap=True, style="red"), limit=max_failures)
     stale_tmp = store.lock()
     try:
         if stale_tmp:
@@ -357,7 +361,7 @@ def sweep(config: ConfigSource, *overrides: str, backend: str = "ray",
         checkpoints.prune(keep=wanted.without(done))
         already = len(wanted & done)
         to_run = len(wanted) - already
-        todo = (t for t in iter_trials(cfg) if t.trial_id not in done)
+        todo = failures.until(t for t in iter_trials(cfg) if t.trial_id not in done)
         if not to_run or tidied.moved:
             store.record_config()  # the folder's newest part names the config it answers
         tell(f"btlab {escape(cfg.name)}: {len(wanted):,} trials, "
@@ -380,6 +384,8 @@ def sweep(config: ConfigSource, *overrides: str, backend: str = "ray",
         with holding_signals() as held:  # the lock (or lease) is released, then exit 130
             store.close()
     interrupted = interrupted or bool(held)
+    if failures.stopped:
+        failures.not_started = max(0, to_run - store.rows_written)
     if ran is not None:
         tell(f"{store.rows_written:,} rows written to {shown} in {elapsed:.1f} s")
         for count, what in ((getattr(ran, "killed", 0),
@@ -469,7 +475,9 @@ def _run_trials(backend_name: str, options: dict[str, Any], console: Console, te
     except KeyboardInterrupt:
         tell(f"interrupted while starting {backend_name}: no trial ran")
         return 0, True, None, 0.0
-    tell(f"started {backend_name} with {backend.workers} worker(s) in "
+    joined = getattr(backend, "joined", None)  # a cluster: its address, nodes and CPUs
+    tell(f"{joined} in {time.monotonic() - t0:.1f} s" if joined else
+         f"started {backend_name} with {backend.workers} worker(s) in "
          f"{time.monotonic() - t0:.1f} s")
     dashboard_url = getattr(backend, "dashboard_url", None)
     if dashboard_url:
@@ -545,7 +553,8 @@ def _run_trials(backend_name: str, options: dict[str, Any], console: Console, te
 def run(config: ConfigSource, *overrides: str, backend: str = "ray",
         address: str | None = None, out: str | os.PathLike | None = None, fresh: bool = False,
         workers: int | None = None, batch_size: int | None = None, retry_errors: bool = True,
-        dashboard: bool = False, quiet: bool = True, yes: bool = False) -> pd.DataFrame:
+        dashboard: bool = False, quiet: bool = True, yes: bool = False,
+        max_failures: int | None = None) -> pd.DataFrame:
     """Run a sweep, resuming what its results folder lacks; the rows of its trials.
 
     The same run as ``btlab run`` (one code path, :func:`sweep`): each keyword is
@@ -574,6 +583,10 @@ def run(config: ConfigSource, *overrides: str, backend: str = "ray",
             Jupyter; plain progress lines when output is neither a terminal nor a
             notebook) and, at the end, the headline tables ``btlab run`` prints.
         yes: run a sweep larger than the trial cap (1,000,000 trials).
+        max_failures: stop starting trials once this many rows of this run have status
+            ``error`` (``--max-failures``; default: the config's ``max_failures:``, else
+            no limit); the rows of the trials that finished are kept and returned, and a
+            rerun runs the others.
 
     Returns:
         A DataFrame of shape (trials of the config, columns), one row per trial:
@@ -605,7 +618,7 @@ def run(config: ConfigSource, *overrides: str, backend: str = "ray",
                         fresh=fresh, workers=workers, batch_size=batch_size,
                         retry_errors=retry_errors, dashboard=dashboard, yes=yes,
                         console=Console(highlight=False), progress=not quiet,
-                        tables=not quiet)
+                        tables=not quiet, max_failures=max_failures)
     if outcome.interrupted:
         raise KeyboardInterrupt(f"interrupted: finished rows are in {outcome.folder}; run "
                                 "again to resume")

@@ -112,6 +112,10 @@ def _parser() -> argparse.ArgumentParser:
                      "does not run them again (by default it does, and the new row replaces "
                      "the error row; time_limit, node_limit, backtrack_limit and restart_limit "
                      "rows are results, never re-run)")
+    run.add_argument("--max-failures", type=_positive_int, metavar="N",
+                     help="stop starting trials after N trials of this run ended with status "
+                     "error (the finished rows are kept; a rerun resumes); default: the "
+                     "config's max_failures, else no limit")
     run.add_argument("--yes", action="store_true",
                      help="run a sweep larger than the trial cap (1,000,000)")
     run.add_argument("--quiet", action="store_true",
@@ -149,6 +153,10 @@ def _parser() -> argparse.ArgumentParser:
                          formatter_class=argparse.RawDescriptionHelpFormatter)
     val.add_argument("config")
     val.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help=_OVERRIDES_HELP)
+    val.add_argument("--print", action="store_true", dest="print_config",
+                     help="write the whole config, after the overrides and with every default, "
+                     "to stdout as YAML, and only that (the trial count goes to stderr); "
+                     "btlab run takes it as it is")
 
     rep = sub.add_parser("report", help="write a self-contained HTML report of one or several "
                          "results folders (of one problem)")
@@ -259,7 +267,8 @@ def cmd_run(args, console: Console) -> int:
                     out=args.out, fresh=args.fresh, workers=args.workers,
                     batch_size=args.batch_size, retry_errors=not args.no_retry_errors,
                     dashboard=args.dashboard, yes=args.yes, console=console,
-                    say=console.print, progress=not args.quiet, tables=True)
+                    say=console.print, progress=not args.quiet, tables=True,
+                    max_failures=args.max_failures)
     if outcome.interrupted:
         console.print("interrupted: finished rows are on disk; run the same command to resume")
         return 130
@@ -316,6 +325,8 @@ def cmd_validate(args, console: Console) -> int:
     trials = validate(args.config, *args.overrides)
     config = trials.config
     label = escape(" ".join([args.config, *args.overrides]))  # [6,6] is no rich markup
+    if args.print_config:
+        return _print_config(trials, label)
     planned, how = plan_size(config, DEFAULT_TRIAL_CAP)
     if planned > DEFAULT_TRIAL_CAP:
         # too large to walk: check one trial of each block, count by arithmetic
@@ -343,6 +354,26 @@ def cmd_validate(args, console: Console) -> int:
         console.print(f"  {t.trial_id}  " + "  ".join(f"{k}={v}" for k, v in t.columns.items())
                       + "".join(f"  {k}={v}" for k, v in keys.items() if v is not None)
                       + f"  seed={t.seed}  repeat={t.repeat}", markup=False)
+    return 0
+
+
+def _print_config(trials, label: str) -> int:
+    """``validate --print``: :func:`btlab.config.model.config_yaml` on stdout, the trial
+    count on stderr (every trial checked, as ``validate`` checks them)."""
+    from btlab.config.model import DEFAULT_TRIAL_CAP, config_yaml  # CLI start-up: as above
+    from btlab.sweep.expand import plan_size  # CLI start-up: as above
+
+    planned, how = plan_size(trials.config, DEFAULT_TRIAL_CAP)
+    if planned > DEFAULT_TRIAL_CAP:
+        size = f"{planned:,}" if how == "exact" else f"{how} {planned:,}"
+    else:
+        size = f"{sum(1 for _ in trials):,}"
+    text = config_yaml(trials.config)
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    Console(stderr=True, highlight=False).print(
+        f"{label}: OK -- problem {escape(trials.config.problem.name)}, {size} trials",
+        soft_wrap=True)
     return 0
 
 

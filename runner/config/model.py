@@ -29,11 +29,13 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shlex
 import stat
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
+import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from btlab.config.messages import describe, did_you_mean, from_pydantic, param_error
@@ -56,7 +58,7 @@ from btlab.problems.registry import PROBLEMS, get_problem
 from btlab.problems.spec import ProblemSpec
 
 __all__ = ["DEFAULT_TRIAL_CAP", "MAX_BUDGET_NODES", "MAX_BUDGET_SECONDS", "BudgetModel",
-           "SweepConfig", "SweepModel", "load_config",
+           "SweepConfig", "SweepModel", "config_yaml", "load_config",
            "parse_config"]
 
 #: A sweep larger than this needs ``--yes``.
@@ -77,6 +79,18 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     """
     path = Path(path)
     return parse_config(read_config_text(path), str(path), overrides)
+
+
+def config_yaml(config: SweepConfig) -> str:
+    """The whole config as YAML text: every top-level key, after the overrides, with its
+    default where the file gave none (``btlab validate --print``, Hydra's ``--cfg job``).
+
+    Read back (:func:`parse_config`, or ``btlab run`` on a file holding it) it is the
+    same config: the same trials, the same trial ids. Keys keep the order of
+    :class:`SweepModel`, a mapping's keys (``matrix``) the order they were written in.
+    """
+    return yaml.safe_dump(config.model.model_dump(mode="json"), sort_keys=False,
+                          default_flow_style=None, allow_unicode=True, width=100)
 
 
 def read_config_text(path: Path) -> str:
@@ -132,7 +146,7 @@ def parse_config(text: str, source: str = "<string>",
         raise err((), "a mapping with name, problem, fixed, matrix, ...", describe(data),
                   "see configs/ for examples")
     if overrides:
-        data, positions = apply_overrides(data, positions, overrides, source)
+        data, positions = apply_overrides(data, positions, overrides, source, _param_names)
     try:
         model = SweepModel.model_validate(data)
     except ValidationError as exc:
@@ -171,6 +185,11 @@ def parse_config(text: str, source: str = "<string>",
 
 
 # --------------------------------------------------------------------------- parameters
+
+
+def _param_names(problem: Any) -> list[str]:
+    """The parameter names of the problem named ``problem`` (for overrides' fixes)."""
+    return list(get_problem(problem).params.model_fields) if isinstance(problem, str) else []
 
 
 def _adapters(problem: ProblemSpec) -> dict[str, TypeAdapter]:
@@ -221,6 +240,14 @@ def _flow(value: Any) -> str:
     return json.dumps(value) if not isinstance(value, str) else value
 
 
+def _override_at(config: SweepConfig, path: KeyPath) -> str:
+    """The override that set ``path``, as typed (``matrix.heuristic=none``), or ""."""
+    pos = config.positions.get(tuple(path))
+    if isinstance(pos, str) and pos.startswith("override ") and pos.endswith(")"):
+        return pos.partition(" (")[2][:-1]
+    return ""
+
+
 def _check_params(config: SweepConfig) -> None:
     m = config.model
     adapters = _adapters(config.problem)
@@ -248,6 +275,10 @@ def _check_params(config: SweepConfig) -> None:
             found = describe(values)
             fix = (f"write {key}: [{json.dumps(values, default=str)}]" if key in adapters
                    else (did_you_mean(key, list(adapters)) or "remove it"))
+            typed = _override_at(config, ("matrix", key))
+            if typed and key in adapters and values != "all" and not isinstance(values, dict):
+                op, raw = typed.partition("matrix.")[0], typed.partition("=")[2].strip()
+                fix = "write instead " + shlex.quote(f"{op}matrix.{key}=[{raw}]")
             if values == "all" and key in adapters:
                 takes = "takes" if len(expandable) == 1 else "take"
                 found = (f"all, which only {' and '.join(expandable)} {takes}" if expandable

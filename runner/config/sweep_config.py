@@ -75,6 +75,10 @@ class SweepModel(BaseModel):
     #: ``{depth: D}`` or ``auto``: split every trial into ordered subtree tasks
     #: (:mod:`btlab.experiments.split.subtrees`); the counters are those of the unsplit search.
     split: Any = None
+    #: stop starting trials after this many rows of a run have status error (Ray Tune's
+    #: ``max_failures``; ``btlab run --max-failures`` wins over it): a run's control, not
+    #: a trial key, so no trial id changes with it.
+    max_failures: Optional[Annotated[StrictInt, Field(ge=1, le=INT64_MAX)]] = None
 
 
 @dataclass(frozen=True)
@@ -112,8 +116,10 @@ class SweepConfig:
         return located_error(self.source, self.positions, probe, path, expected, found, fix)
 
     def expanded(self) -> dict[str, Any]:
-        """The config as plain data (what goes into the Parquet metadata)."""
-        return self.model.model_dump(mode="json")
+        """The config as plain data (what goes into the Parquet metadata): every key, the
+        defaults included (``max_failures`` only when set: it is no part of the answer)."""
+        return self.model.model_dump(mode="json", exclude=(
+            {"max_failures"} if self.model.max_failures is None else None))
 
 
 def located_error(source: str, positions: Mapping[KeyPath, Position | str], probe: KeyPath,

@@ -149,6 +149,9 @@ class RayBackend:
         #: the token of the embedded local Ray's dashboard (``--dashboard``), None: none
         self.dashboard_token: str | None = None
         self._undo_auth: Any = None
+        #: "joined the Ray cluster at ADDRESS (N nodes, C CPUs)" when this backend joined
+        #: a cluster (``address``, ``RAY_ADDRESS``), else None (an embedded local Ray)
+        self.joined: str | None = None
         if not ray.is_initialized():
             kwargs: dict[str, Any] = dict(include_dashboard=dashboard,
                                           logging_level=logging.WARNING, log_to_driver=True)
@@ -183,6 +186,8 @@ class RayBackend:
                                    "--backend serial") from None
             self.dashboard_url = getattr(context, "dashboard_url", None) or None
             self._owns_ray = True
+            if kwargs["address"] != "local":
+                self.joined = _joined(ray, kwargs["address"])
         self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self.batch_size = batch_size
         self.max_retries = max_retries
@@ -390,6 +395,21 @@ def _lost_row(trial: Trial, status: str, message: str, task: _Task | None = None
         out["started_at"] = datetime.now(timezone.utc) - timedelta(
             seconds=time.monotonic() - started)
     return out
+
+
+def _joined(ray: Any, given: str) -> str:
+    """``joined the Ray cluster at ADDRESS (N nodes, C CPUs)``: the address as given (``auto``
+    resolved to the cluster's own), its nodes alive and its CPUs, as Ray reports them now."""
+    address = given
+    if given == "auto":
+        try:
+            address = ray.get_runtime_context().gcs_address or given
+        except Exception:  # noqa: BLE001 - an older Ray without it: the address as given
+            pass
+    nodes = sum(1 for node in ray.nodes() if node.get("Alive"))
+    cpus = ray.cluster_resources().get("CPU", 0)
+    return (f"joined the Ray cluster at {address} ({nodes} node{'s' * (nodes != 1)}, "
+            f"{cpus:g} CPU{'s' * (cpus != 1)})")
 
 
 def _check_reachable(address: str) -> None:
