@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from btlab.errors import ConfigError
+from btlab.errors import ConfigError, format_key_path
 
 KeyPath = tuple  # tuple[str | int, ...]
 
@@ -52,11 +52,12 @@ def from_pydantic(cfg_error, err: Any, prefix: KeyPath, allowed_keys: list[str])
         expected = f"one of {err['ctx']['expected']}"
         listed = err["ctx"]["expected"].replace(" or ", ", ").split(",")
         choices = [c.strip().strip("'") for c in listed]
-        fix = did_you_mean(err.get("input"), choices) or "use one of the values listed"
+        fix = did_you_mean(err.get("input"), choices) or (
+            f"set {format_key_path(loc)} to one of the values listed, e.g. {choices[0]}")
     elif kind == "missing":
         expected = f"the key {loc[-1]!r}"
         found = "no such key"
-        fix = f"add {loc[-1]}: ..."
+        fix = _MISSING_FIXES.get(loc, f"add {loc[-1]}: (see docs/config.md for its values)")
     elif kind in ("plugin_error", "bad_value"):  # a validator's own expected/found/fix
         expected, found, fix = (err["ctx"]["expected"], err["ctx"]["found"],
                                 err["ctx"]["fix"])
@@ -65,9 +66,10 @@ def from_pydantic(cfg_error, err: Any, prefix: KeyPath, allowed_keys: list[str])
             else "a mapping of key: value"
         fix = _TYPE_FIXES["dict_type"]
     elif kind in _BOUNDS and "ctx" in err:
-        word, fix = _BOUNDS[kind]
+        word, _ = _BOUNDS[kind]
         limit = next(iter(err["ctx"].values()))
         expected = f"a number {word} {_number(limit)}"
+        fix = _bound_fix(kind, loc, limit)
         if kind.startswith("less"):
             expected += _BOUND_REASONS.get(tuple(k for k in loc if isinstance(k, str)), "")
         found = describe(err.get("input"))
@@ -170,6 +172,29 @@ def param_error(cfg_error, errors: list[dict], value: Any, path: KeyPath, names:
     return cfg_error(path, shape or "a value of the type listed in docs/config.md", found,
                      f"write e.g. {key}: {example}" if example
                      else "see docs/config.md")
+
+
+def _bound_fix(kind: str, loc: KeyPath, limit: Any) -> str:
+    """The fix of a number out of bounds: the key set to the nearest allowed value."""
+    key = format_key_path(loc)
+    if kind == "greater_than" and isinstance(limit, int):
+        kind, limit = "greater_than_equal", limit + 1
+    elif kind == "less_than" and isinstance(limit, int):
+        kind, limit = "less_than_equal", limit - 1
+    if isinstance(limit, float) and limit.is_integer():
+        limit = int(limit)
+    shown = f"{limit:_}" if isinstance(limit, int) else f"{limit:g}"
+    side = {"greater_than": "above", "less_than": "below"}.get(kind)
+    if side:
+        return f"set {key} to a number {side} {shown}"
+    return f"set {key} to {shown} or {'more' if kind.startswith('greater') else 'less'}"
+
+
+#: The fix of a required key left out, by key path.
+_MISSING_FIXES: dict[KeyPath, str] = {
+    ("name",): "add name: my-sweep (a plain folder name: the results go to results/my-sweep)",
+    ("problem",): "add problem: knights_tour (or n_queens, or a plug-in 'module:PROBLEM')",
+}
 
 
 def _number(x: Any) -> str:
