@@ -36,7 +36,13 @@ from typing import Annotated, Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from btlab.config.messages import describe, did_you_mean, from_pydantic, param_error
+from btlab.config.messages import (
+    add_param_fix,
+    describe,
+    did_you_mean,
+    from_pydantic,
+    param_error,
+)
 from btlab.config.overrides import apply_overrides
 from btlab.config.restarts import RestartsModel
 from btlab.config.seeds import check_seeds, seed_hint
@@ -192,8 +198,9 @@ def _check_value(config: SweepConfig, adapters, key: str, value: Any, key_path: 
     if key not in adapters:
         raise config.error(key_path, f"a parameter of {config.problem.name}: {', '.join(names)}",
                            f"unknown parameter {key!r}",
-                           f"{key} is a top-level key, not a parameter: write {key}: ... at "
-                           "the top level, one value per config" if key in SweepModel.model_fields
+                           f"{key} is a top-level key, not a parameter: write {key}: "
+                           f"{json.dumps(value, default=str)} at the top level, one value per "
+                           "config" if key in SweepModel.model_fields
                            else did_you_mean(key, names) or "remove it")
     try:
         adapters[key].validate_python(value)
@@ -308,4 +315,4 @@ def _check_params(config: SweepConfig) -> None:
                 m.include and all(name in e for e in m.include)):
             # at fixed.<name>: located at fixed in the file, or at the override that deleted it
             raise config.error(("fixed", name), f"the parameter {name!r} in fixed or matrix",
-                               "no such key", f"add {name}: ... under fixed")
+                               "no such key", add_param_fix(config.problem.params, name))

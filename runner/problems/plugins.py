@@ -171,8 +171,9 @@ def _not_found(name: str, exc: ModuleNotFoundError) -> ModuleType:
     if not (name == missing or name.startswith(missing + ".")):  # found; its import failed
         raise PluginError(f"module {name!r} to import cleanly",
                           f"it imports {missing!r}, which is not installed",
-                          f"install {missing} (pip install ...) where btlab runs, or "
-                          f"remove the import from {name}") from None
+                          f"install the package that provides {missing} where btlab runs "
+                          f"(e.g. pip install {missing.split('.')[0]}), or remove the import "
+                          f"from {name}") from None
     raise PluginError(
         f"an importable module {name!r} (found as `python -m` finds modules: the working "
         "directory, then PYTHONPATH)", f"no module named {missing!r}",

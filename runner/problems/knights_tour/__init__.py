@@ -66,7 +66,7 @@ def _heuristic(value: Any) -> Any:
                                    "fix": exc.fix}) from None
     module, _, attr = value.partition(":")
     fix = (f"define it in {module} as def {attr.rsplit('.', 1)[-1]}(board, square, candidates): "
-           "return sorted(candidates, key=...)")
+           "return sorted(candidates)")
     if not callable(rule):
         raise PydanticCustomError(
             "plugin_error", "{expected}",
