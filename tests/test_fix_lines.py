@@ -56,6 +56,17 @@ matrix:
 budget: {nodes: 2000}
 """
 
+#: 50 knight's-tour trials (a second problem; the library's rows).
+LIBRARY_SWEEP = """\
+name: lib
+problem: knights_tour
+fixed: {board: [5, 5], mode: first}
+matrix:
+  heuristic: [none, warnsdorff]
+  start: all
+budget: {nodes: 3000}
+"""
+
 
 @dataclass
 class Ctx:
@@ -342,6 +353,10 @@ CASES = [
                       r"did you mean '(count)'\?",
                       lambda c, m: c.replace_arg("fixed.mode=cuont", f"fixed.mode={m[1]}")),
                  id="override-bad-value"),
+    pytest.param(Case(_validate("~fixed.board"), "the parameter 'board' in fixed or matrix",
+                      r"drop the override (~fixed\.board)$", lambda c, m: c.argv.remove(m[1]),
+                      config="name: kt\nproblem: knights_tour\nfixed: {board: 5}\n"),
+                 id="override-deletes-a-parameter"),
     # ------------------------------------------------------------------ plug-ins
     pytest.param(Case(_validate(), "no module named 'fxrules_a'",
                       r"run btlab from the folder that holds (fxrules_a)\.py",
@@ -430,6 +445,16 @@ CASES = [
                       r"c\.yaml)` writes it\)",
                       lambda c, m: (run_main("run", "c.yaml", "--backend", "serial", "--quiet"),
                                     c.replace_arg("c.yaml", m[1]))), id="show-a-config-file"),
+    pytest.param(Case(_run("file://r"), "File URI cannot be relative",
+                      r"after three slashes: (file:///\S+), or give", _follow_out),
+                 id="relative-file-uri"),
+    pytest.param(Case(["report", "r", "k", "-o", "both.html"],
+                      "the results folders hold different problems",
+                      r"one report per problem, e\.g\. btlab (report r -o r\.html);",
+                      lambda c, m: c.argv.__setitem__(slice(None), shlex.split(m[1])),
+                      prepare=lambda c: (_two_runs(c), run_main(
+                          "run", _write(c.root / "k.yaml", LIBRARY_SWEEP), "--backend",
+                          "serial", "--quiet", "--out", "k"))), id="report-of-two-problems"),
     # ------------------------------------------------------------------ report output
     pytest.param(Case(["report", "r", "-o", "out"], "it is a directory, not a regular file",
                       r"name a file inside it, e\.g\. (\S+)$",
@@ -445,6 +470,11 @@ CASES = [
                       lambda c, m: c.replace_arg("c.yaml/rep.html", m[1]), prepare=_two_runs),
                  id="report-below-a-file"),
 ]
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
 
 
 def _fix_line(path: Path, line: int, text: str) -> None:
@@ -588,17 +618,6 @@ def test_a_refused_ray_token_is_fixed_by_copying_the_heads_token(tmp_path):
 
 
 # --------------------------------------------------------------------------- the library
-
-LIBRARY_SWEEP = """\
-name: lib
-problem: knights_tour
-fixed: {board: [5, 5], mode: first}
-matrix:
-  heuristic: [none, warnsdorff]
-  start: all
-budget: {nodes: 3000}
-"""
-
 
 @pytest.fixture(scope="module")
 def knights_rows(tmp_path_factory):

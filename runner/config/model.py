@@ -29,6 +29,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import stat
 from dataclasses import replace
 from pathlib import Path
@@ -314,5 +315,8 @@ def _check_params(config: SweepConfig) -> None:
         if info.is_required() and name not in m.fixed and name not in m.matrix and not (
                 m.include and all(name in e for e in m.include)):
             # at fixed.<name>: located at fixed in the file, or at the override that deleted it
+            deleted = re.fullmatch(r"override \d+ \((~.*)\)",
+                                   str(config.positions.get(("fixed", name), "")))
             raise config.error(("fixed", name), f"the parameter {name!r} in fixed or matrix",
-                               "no such key", add_param_fix(config.problem.params, name))
+                               "no such key", f"drop the override {deleted[1]}" if deleted
+                               else add_param_fix(config.problem.params, name))
