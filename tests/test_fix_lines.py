@@ -165,23 +165,23 @@ def _knights(module: str) -> str:
     return KNIGHTS.replace("RULES", module)
 
 
-def _two_runs(ctx: Ctx) -> None:
+def _one_run(ctx: Ctx) -> None:
     assert run_main(*[a.replace("{c}", str(ctx.config)) for a in _run("r")]) == 0
 
 
 def _damage(ctx: Ctx) -> None:
-    _two_runs(ctx)
+    _one_run(ctx)
     part = sorted((ctx.root / "r").glob("part-*.parquet"))[0]
     part.write_bytes(part.read_bytes()[:40])
 
 
 def _stray(ctx: Ctx) -> None:
-    _two_runs(ctx)
+    _one_run(ctx)
     (ctx.root / "r" / "notes.txt").write_text("my notes\n")
 
 
 def _newer(ctx: Ctx) -> None:
-    _two_runs(ctx)
+    _one_run(ctx)
     part = sorted((ctx.root / "r").glob("part-*.parquet"))[0]
     table = pq.read_table(part)
     meta = {**table.schema.metadata, b"btlab.schema_version": b"99"}
@@ -189,7 +189,7 @@ def _newer(ctx: Ctx) -> None:
 
 
 def _other_config(ctx: Ctx) -> None:
-    _two_runs(ctx)
+    _one_run(ctx)
     ctx.edit("name: fx", "name: fx2")
 
 
@@ -239,7 +239,7 @@ CASES = [
                       lambda c, m: _drop_line(c, "zzz: 1"), config=BASE + "zzz: 1\n"),
                  id="unknown-key"),
     pytest.param(Case(_validate(), "unknown key 'node'", r"did you mean '(nodes)'\?",
-                      lambda c, m: _rename(c, m, "node:"[:-1]),
+                      lambda c, m: _rename(c, m, "node"),
                       config=BASE + "budget: {node: 5000}\n"), id="unknown-nested-key"),
     pytest.param(Case(_validate(), "unknown parameter 'board'", r"remove it",
                       lambda c, m: c.edit("board: 5, ", ""),
@@ -435,10 +435,10 @@ CASES = [
                       prepare=_unwritable), id="out-not-writable"),
     pytest.param(Case(_run("r/sub"), "is inside the results folder",
                       r"write elsewhere with --out, e\.g\. (\S+)", _follow_out,
-                      prepare=_two_runs), id="out-inside-results"),
+                      prepare=_one_run), id="out-inside-results"),
     pytest.param(Case(["show", "rr"], "rr: no btlab results here",
                       r"did you mean (r)\?$",
-                      lambda c, m: c.replace_arg("rr", m[1]), prepare=_two_runs),
+                      lambda c, m: c.replace_arg("rr", m[1]), prepare=_one_run),
                  id="show-missing-folder"),
     pytest.param(Case(["show", "c.yaml"], "c.yaml: no btlab results here",
                       r"give the folder that config's run writes, (results/fx) \(`(btlab run "
@@ -452,22 +452,22 @@ CASES = [
                       "the results folders hold different problems",
                       r"one report per problem, e\.g\. btlab (report r -o r\.html);",
                       lambda c, m: c.argv.__setitem__(slice(None), shlex.split(m[1])),
-                      prepare=lambda c: (_two_runs(c), run_main(
+                      prepare=lambda c: (_one_run(c), run_main(
                           "run", _write(c.root / "k.yaml", LIBRARY_SWEEP), "--backend",
                           "serial", "--quiet", "--out", "k"))), id="report-of-two-problems"),
     # ------------------------------------------------------------------ report output
     pytest.param(Case(["report", "r", "-o", "out"], "it is a directory, not a regular file",
                       r"name a file inside it, e\.g\. (\S+)$",
                       lambda c, m: c.replace_arg("out", m[1]),
-                      prepare=lambda c: (_two_runs(c), (c.root / "out").mkdir())),
+                      prepare=lambda c: (_one_run(c), (c.root / "out").mkdir())),
                  id="report-to-a-folder"),
     pytest.param(Case(["report", "r", "-o", "r/rep.html"], "inside the results folder r",
                       r"give a path outside it, e\.g\. (\S+)$",
-                      lambda c, m: c.replace_arg("r/rep.html", m[1]), prepare=_two_runs),
+                      lambda c, m: c.replace_arg("r/rep.html", m[1]), prepare=_one_run),
                  id="report-inside-results"),
     pytest.param(Case(["report", "r", "-o", "c.yaml/rep.html"], "a folder on the way is a file",
                       r"give a path beside it, e\.g\. (\S+)$",
-                      lambda c, m: c.replace_arg("c.yaml/rep.html", m[1]), prepare=_two_runs),
+                      lambda c, m: c.replace_arg("c.yaml/rep.html", m[1]), prepare=_one_run),
                  id="report-below-a-file"),
 ]
 
