@@ -423,8 +423,10 @@ def test_overrides_are_bounded_like_files(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("line, fix", [
-    ("budget: {nodes: 1e9}", "YAML reads 1e9 as text"),
-    ("budget: {seconds: 1e-3}", "with a decimal point for a float (1.0e-3)"),
+    ("budget: {nodes: 1e9}", "YAML reads 1e9 as text: write the whole number in full, "
+                             "1_000_000_000"),
+    ("budget: {seconds: 1e-3}", "write 1.0e-3"),
+    ("budget: {seconds: 1.5e3}", "write 1.5e+3"),
     ("budget: {seconds: '60'}", "a number in quotes is text: write 60 without quotes"),
 ])
 def test_numbers_yaml_reads_as_text_get_a_fix(line, fix):

@@ -147,7 +147,7 @@ def test_an_empty_value_is_the_empty_string_and_null_is_null(sweep):
      "{f}, override 1 (~fixed.board): error at fixed.board\n"
      "  expected: the parameter 'board' in fixed or matrix\n"
      "  found:    no such key\n"
-     "  fix:      add board: ... under fixed"),
+     "  fix:      drop the override ~fixed.board"),
     (["fixed.board=[6,"],
      "{f}, override 1 (fixed.board=[6,): error at fixed.board\n"
      "  expected: a YAML flow value, e.g. 7, [6,6], [none,warnsdorff] or 'text'\n"

@@ -127,16 +127,16 @@ def test_a_truncated_part_is_named_with_a_way_out_and_the_way_out_resumes(tmp_pa
     lost = len(pd.read_parquet(victim))
     _truncate(victim)
     capsys.readouterr()
+    aside = out.parent / f".{out.name}.aside"  # hidden: readers of the parent skip it
     for args in (["run", cfg, "--out", out, "--backend", "serial", "--quiet"],
                  ["show", out], ["report", out, "-o", tmp_path / "r.html"],
                  ["compare", out, out]):
         assert run_main(*args) == 2, args
         err = capsys.readouterr().err
         assert f"{victim}: damaged part file" in err, (args, err)
-        assert f"mkdir -p {out}.aside && mv {victim} {out}.aside/" in err
+        assert f"mkdir -p {aside} && mv {victim} {aside}/" in err
         assert "Traceback" not in err and "pyarrow" not in err.split("fix:")[1]
     # the way out, as printed: move it aside, run the same command
-    aside = Path(f"{out}.aside")
     aside.mkdir()
     victim.rename(aside / victim.name)
     assert run_serial(cfg, out) == 0

@@ -54,6 +54,7 @@ def test_a_file_that_is_not_parquet_in_a_folder_is_refused_by_name(folder, tmp_p
     with pytest.raises(pa.ArrowInvalid):  # what btlab protects readers from
         pd.read_parquet(out)
     capsys.readouterr()
+    aside = out.parent / f".{out.name}.aside"  # hidden: readers of the parent skip it
     for args in (["run", cfg, "--out", out, "--backend", "serial", "--quiet"],
                  ["run", cfg, "--out", out, "--backend", "serial", "--quiet", "--fresh"],
                  ["show", out], ["report", out, "-o", tmp_path / "r.html"],
@@ -61,11 +62,10 @@ def test_a_file_that_is_not_parquet_in_a_folder_is_refused_by_name(folder, tmp_p
         assert run_main(*args) == 2, args
         err = capsys.readouterr().err
         assert f"{stray}: not a part file, and not Parquet" in err, (args, err)
-        assert f"mkdir -p {out}.aside && mv {stray} {out}.aside/" in err, err
+        assert f"mkdir -p {aside} && mv {stray} {aside}/" in err, err
         assert "Traceback" not in err
     assert not (tmp_path / "r.html").exists()
     assert len(part_files(out)) == 2  # --fresh deleted nothing: the stray file is listed
-    aside = Path(f"{out}.aside")
     aside.mkdir()
     shutil.move(stray, aside)
     if stray.parent != out:

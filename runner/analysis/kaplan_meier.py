@@ -279,6 +279,20 @@ class LogRank:
     events_b: int
 
 
+def _exclusive(df: pd.DataFrame, a: Mapping[str, Any], b: Mapping[str, Any]) -> str:
+    """Filters like ``a`` and ``b`` with no trial in common, for the message: ``b`` given the
+    values of ``a``'s first column that ``a`` leaves out (or the usual example)."""
+    for col, want in {**b, **a}.items():
+        wants = list(want) if isinstance(want, (list, tuple, set, frozenset)) else [want]
+        taken = set(wants) if col in a else set()
+        others = [v.item() if hasattr(v, "item") else v
+                  for v in pd.unique(df[col].astype("object").dropna()) if v not in taken]
+        if col in a and others:
+            other = others[0] if len(others) == 1 else others
+            return f"a={dict(a)!r}, b={ {**b, col: other}!r}"
+    return "a={'heuristic': 'none'}, b={'heuristic': 'warnsdorff'}"
+
+
 def logrank(df: pd.DataFrame, a: Mapping[str, Any], b: Mapping[str, Any],
             metric: str = "nodes") -> LogRank:
     """Log-rank test (Mantel 1966) that groups ``a`` and ``b`` share one cost distribution.
@@ -300,8 +314,7 @@ def logrank(df: pd.DataFrame, a: Mapping[str, Any], b: Mapping[str, Any],
     if len(both):
         raise ValueError(f"logrank: {len(both)} trial(s) are on both sides (a {dict(a)}, "
                          f"b {dict(b)})\n  expected: two groups with no trial in common\n"
-                         "  fix: make the filters exclusive, e.g. a={'heuristic': 'none'}, "
-                         "b={'heuristic': 'warnsdorff'}")
+                         f"  fix: make the filters exclusive, e.g. {_exclusive(df, a, b)}")
     side_a, _ = _prepare(rows_a, [], metric, f"logrank side a {dict(a)}")
     side_b, _ = _prepare(rows_b, [], metric, f"logrank side b {dict(b)}")
     if not side_a[_EVENT].any() and not side_b[_EVENT].any():

@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from btlab.errors import ConfigError
+from btlab.errors import ConfigError, format_key_path
 
 KeyPath = tuple  # tuple[str | int, ...]
 
@@ -52,11 +52,12 @@ def from_pydantic(cfg_error, err: Any, prefix: KeyPath, allowed_keys: list[str])
         expected = f"one of {err['ctx']['expected']}"
         listed = err["ctx"]["expected"].replace(" or ", ", ").split(",")
         choices = [c.strip().strip("'") for c in listed]
-        fix = did_you_mean(err.get("input"), choices) or "use one of the values listed"
+        fix = did_you_mean(err.get("input"), choices) or (
+            f"set {format_key_path(loc)} to one of the values listed, e.g. {choices[0]}")
     elif kind == "missing":
         expected = f"the key {loc[-1]!r}"
         found = "no such key"
-        fix = f"add {loc[-1]}: ..."
+        fix = _MISSING_FIXES.get(loc, f"add {loc[-1]}: (see docs/config.md for its values)")
     elif kind in ("plugin_error", "bad_value"):  # a validator's own expected/found/fix
         expected, found, fix = (err["ctx"]["expected"], err["ctx"]["found"],
                                 err["ctx"]["fix"])
@@ -64,10 +65,18 @@ def from_pydantic(cfg_error, err: Any, prefix: KeyPath, allowed_keys: list[str])
         expected = "a mapping, e.g. {nodes: 1_000_000, seconds: 60}" if loc == ("budget",) \
             else "a mapping of key: value"
         fix = _TYPE_FIXES["dict_type"]
+        value = err.get("input")
+        example = _SECTION_EXAMPLES.get(loc[:1])
+        if len(loc) == 1 and example:
+            if loc == ("budget",) and isinstance(value, int) and not isinstance(value, bool):
+                example = f"{{nodes: {value}}}"
+            fix = (f"write {loc[0]}: {example} in the file, or {loc[0]}='{example}' as an "
+                   "override")
     elif kind in _BOUNDS and "ctx" in err:
-        word, fix = _BOUNDS[kind]
+        word, _ = _BOUNDS[kind]
         limit = next(iter(err["ctx"].values()))
         expected = f"a number {word} {_number(limit)}"
+        fix = _bound_fix(kind, loc, limit)
         if kind.startswith("less"):
             expected += _BOUND_REASONS.get(tuple(k for k in loc if isinstance(k, str)), "")
         found = describe(err.get("input"))
@@ -90,14 +99,30 @@ def from_pydantic(cfg_error, err: Any, prefix: KeyPath, allowed_keys: list[str])
         text = err.get("input")
         if kind in _NUMBER_ERRORS and isinstance(text, str) and _looks_numeric(text):
             # YAML 1.1 reads 1e9 and 1e-3 (no decimal point) as text
-            fix = (f"YAML reads {text} as text: write it with a decimal point for a float "
-                   "(1.0e-3), or in full for an integer (1_000_000_000)"
+            fix = (_exponent_fix(text, integer=kind.startswith("int"))
                    if "e" in text.lower() else f"a number in quotes is text: write {text} "
                    "without quotes")
     return cfg_error(loc, expected, found, fix)
 
 
 _NUMBER_ERRORS = frozenset({"int_type", "int_parsing", "float_type", "float_parsing"})
+
+
+def _exponent_fix(text: str, integer: bool) -> str:
+    """The fix of a number in e-notation that YAML 1.1 reads as text (``1e9``, ``1.0e3``):
+    YAML's float needs a decimal point and a signed exponent (``1.0e+9``)."""
+    mantissa, _, exponent = text.strip().lower().partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    if not exponent.startswith(("+", "-")):
+        exponent = "+" + exponent
+    as_float = f"{mantissa}e{exponent}"
+    if integer:
+        value = float(as_float)
+        whole = f"{int(value):_}" if value.is_integer() and abs(value) < 1e19 else as_float
+        return f"YAML reads {text} as text: write the whole number in full, {whole}"
+    return (f"YAML reads {text} as text (its floats need a decimal point and a signed "
+            f"exponent): write {as_float}")
 
 
 def _looks_numeric(text: str) -> bool:
@@ -170,6 +195,46 @@ def param_error(cfg_error, errors: list[dict], value: Any, path: KeyPath, names:
     return cfg_error(path, shape or "a value of the type listed in docs/config.md", found,
                      f"write e.g. {key}: {example}" if example
                      else "see docs/config.md")
+
+
+def add_param_fix(params: Any, name: str, where: str = "under fixed") -> str:
+    """The fix of a required parameter left out: ``add board: [8, 8] under fixed``, with
+    the parameter's first documented example (``params``: the problem's pydantic model)."""
+    info = getattr(params, "model_fields", {}).get(name)
+    examples = (info.examples or []) if info is not None else []
+    if examples:
+        return f"add {name}: {examples[0]} {where}"
+    return f"add {name} {where} (its values: docs/config.md)"
+
+
+def _bound_fix(kind: str, loc: KeyPath, limit: Any) -> str:
+    """The fix of a number out of bounds: the key set to the nearest allowed value."""
+    key = format_key_path(loc)
+    if kind == "greater_than" and isinstance(limit, int):
+        kind, limit = "greater_than_equal", limit + 1
+    elif kind == "less_than" and isinstance(limit, int):
+        kind, limit = "less_than_equal", limit - 1
+    if isinstance(limit, float) and limit.is_integer():
+        limit = int(limit)
+    shown = f"{limit:_}" if isinstance(limit, int) else f"{limit:g}"
+    side = {"greater_than": "above", "less_than": "below"}.get(kind)
+    if side:
+        return f"set {key} to a number {side} {shown}"
+    return f"set {key} to {shown} or {'more' if kind.startswith('greater') else 'less'}"
+
+
+#: An example value of each top-level section that takes a mapping.
+_SECTION_EXAMPLES: dict[KeyPath, str] = {
+    ("budget",): "{nodes: 1_000_000}",
+    ("restarts",): "{policy: luby, unit: 10_000, on: nodes}",
+}
+
+
+#: The fix of a required key left out, by key path.
+_MISSING_FIXES: dict[KeyPath, str] = {
+    ("name",): "add name: my-sweep (a plain folder name: the results go to results/my-sweep)",
+    ("problem",): "add problem: knights_tour (or n_queens, or a plug-in 'module:PROBLEM')",
+}
 
 
 def _number(x: Any) -> str:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import shlex
 import stat
 from dataclasses import replace
@@ -38,7 +39,13 @@ from typing import Annotated, Any
 import yaml
 from pydantic import TypeAdapter, ValidationError
 
-from btlab.config.messages import describe, did_you_mean, from_pydantic, param_error
+from btlab.config.messages import (
+    add_param_fix,
+    describe,
+    did_you_mean,
+    from_pydantic,
+    param_error,
+)
 from btlab.config.overrides import apply_overrides
 from btlab.config.restarts import RestartsModel
 from btlab.config.seeds import check_seeds, seed_hint
@@ -211,8 +218,9 @@ def _check_value(config: SweepConfig, adapters, key: str, value: Any, key_path: 
     if key not in adapters:
         raise config.error(key_path, f"a parameter of {config.problem.name}: {', '.join(names)}",
                            f"unknown parameter {key!r}",
-                           f"{key} is a top-level key, not a parameter: write {key}: ... at "
-                           "the top level, one value per config" if key in SweepModel.model_fields
+                           f"{key} is a top-level key, not a parameter: write {key}: "
+                           f"{json.dumps(value, default=str)} at the top level, one value per "
+                           "config" if key in SweepModel.model_fields
                            else did_you_mean(key, names) or "remove it")
     try:
         adapters[key].validate_python(value)
@@ -338,5 +346,8 @@ def _check_params(config: SweepConfig) -> None:
         if info.is_required() and name not in m.fixed and name not in m.matrix and not (
                 m.include and all(name in e for e in m.include)):
             # at fixed.<name>: located at fixed in the file, or at the override that deleted it
+            deleted = re.fullmatch(r"override \d+ \((~.*)\)",
+                                   str(config.positions.get(("fixed", name), "")))
             raise config.error(("fixed", name), f"the parameter {name!r} in fixed or matrix",
-                               "no such key", f"add {name}: ... under fixed")
+                               "no such key", f"drop the override {deleted[1]}" if deleted
+                               else add_param_fix(config.problem.params, name))

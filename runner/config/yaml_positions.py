@@ -231,6 +231,15 @@ def load_value(text: str, source: str) -> Any:
         loader.dispose()
 
 
+def _tab_indented(text: str, mark: Any) -> int:
+    """The 1-based number of the line of a YAML error ``mark`` when a tab indents it, else 0."""
+    lines = text.splitlines()
+    if mark is None or not 0 <= mark.line < len(lines):
+        return 0
+    here: str = lines[mark.line]
+    return mark.line + 1 if "\t" in here[:len(here) - len(here.lstrip())] else 0
+
+
 def parse_yaml(text: str, source: str) -> tuple[Any, dict]:
     """YAML text -> (data, key path -> (line, column) of every key and value).
 
@@ -296,6 +305,12 @@ def parse_yaml(text: str, source: str) -> tuple[Any, dict]:
                               f"mappings and lists nested at most {MAX_DEPTH} deep",
                               "nesting too deep to read", "write the values out plainly"
                               ) from None
+        tab_line = _tab_indented(text, mark)
+        if tab_line:  # YAML indents with spaces only
+            raise ConfigError(
+                source, tab_line, 1, (), "well-formed YAML, indented with spaces",
+                f"a tab in the indentation of line {tab_line} ({problem})",
+                f"indent line {tab_line} with spaces instead of the tab") from None
         raise ConfigError(
             source, mark.line + 1 if mark else None, mark.column + 1 if mark else None, (),
             "well-formed YAML", f"a YAML syntax error: {problem}",

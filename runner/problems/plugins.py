@@ -20,6 +20,7 @@ importing it does; nothing else in a config ever runs code.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import importlib
 import importlib.abc
@@ -27,6 +28,7 @@ import importlib.util
 import os
 import re
 import sys
+import traceback
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -135,7 +137,7 @@ def _module(ref: str) -> ModuleType:
             if not isinstance(exc, ModuleNotFoundError):
                 raise PluginError(f"module {name!r} to import cleanly",
                                   f"{type(exc).__name__} while importing it: {exc}",
-                                  f"fix the error in {name}") from None
+                                  f"fix the error in {_where(exc, name)}") from None
             return _not_found(name, exc)
         if name == old or name.startswith(old + "."):   # the config names the old module
             raise PluginError("a plug-in module of your own, or one of btlab's by its new name",
@@ -149,7 +151,18 @@ def _module(ref: str) -> ModuleType:
     except Exception as exc:  # the plug-in's own code failed while importing
         raise PluginError(f"module {name!r} to import cleanly",
                           f"{type(exc).__name__} while importing it: {exc}",
-                          f"fix the error in {name}") from None
+                          f"fix the error in {_where(exc, name)}") from None
+
+
+def _where(exc: BaseException, name: str) -> str:
+    """Where a plug-in's import failed: ``file:line`` of a syntax error or of the last frame
+    of the plug-in's own code, else the module's name."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f"{exc.filename}:{exc.lineno}"
+    frames = traceback.extract_tb(exc.__traceback__)
+    top = name.split(".")[0]
+    own = [f for f in frames if f"/{top}/" in f.filename or f.filename.endswith(f"/{top}.py")]
+    return f"{own[-1].filename}:{own[-1].lineno}" if own else name
 
 
 def _not_found(name: str, exc: ModuleNotFoundError) -> ModuleType:
@@ -158,8 +171,9 @@ def _not_found(name: str, exc: ModuleNotFoundError) -> ModuleType:
     if not (name == missing or name.startswith(missing + ".")):  # found; its import failed
         raise PluginError(f"module {name!r} to import cleanly",
                           f"it imports {missing!r}, which is not installed",
-                          f"install {missing} (pip install ...) where btlab runs, or "
-                          f"remove the import from {name}") from None
+                          f"install the package that provides {missing} where btlab runs "
+                          f"(e.g. pip install {missing.split('.')[0]}), or remove the import "
+                          f"from {name}") from None
     raise PluginError(
         f"an importable module {name!r} (found as `python -m` finds modules: the working "
         "directory, then PYTHONPATH)", f"no module named {missing!r}",
@@ -178,15 +192,19 @@ def load(ref: str) -> Any:
         raise PluginError("a plug-in written module:attribute, e.g. my_rules:corner_first",
                           repr(ref), "write the module's dotted name, a colon, then the name")
     module = _module(ref)
+    name = module.__name__
     obj: Any = module
     for part in ref.partition(":")[2].split("."):
         try:
             obj = getattr(obj, part)
         except AttributeError:
             names = sorted(n for n in dir(module) if not n.startswith("_"))
+            close = difflib.get_close_matches(part, names, n=1, cutoff=0.6)
             raise PluginError(f"{part!r} defined in module {module.__name__}",
                               f"no such name (it defines: {', '.join(names[:12]) or 'nothing'})",
-                              "check the spelling after the colon") from None
+                              f"write {module.__name__}:{close[0]}" if close else
+                              f"define {part} in {getattr(module, '__file__', None) or name}, "
+                              "or write the name it has after the colon") from None
     return obj
 
 

@@ -8,12 +8,14 @@ raises them for every reader and writer of btlab.
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 from collections import Counter
 from pathlib import Path
 
 from btlab.errors import ResultsError
-from btlab.store.location import Location, PartInfo
+from btlab.store.location import Location, PartInfo, is_uri
 from btlab.store.schema import READ_VERSIONS, SCHEMA_VERSION, is_newer, version_family
 
 
@@ -21,8 +23,72 @@ def move_aside_hint(loc: Location, shown: str) -> str:
     """A command that moves file ``shown`` out of the folder (keeping it), for messages."""
     if loc.local is None:
         return f"move {shown} out of {loc.text} with your storage's own tools"
-    aside = f"{str(loc.local).rstrip('/')}.aside"
+    aside = aside_dir(Path(loc.local))
     return f"mkdir -p {aside} && mv {shown} {aside}/"
+
+
+def aside_dir(folder: Path) -> Path:
+    """Where :func:`move_aside_hint` moves a file: ``<parent>/.<name>.aside``, hidden, so
+    that readers of the parent folder (results/) skip it as they skip the work folder."""
+    name = folder.name or Path(os.path.realpath(folder)).name
+    return folder.parent / f".{name}.aside"
+
+
+def no_results_fix(loc: Location) -> str:
+    """The fix of a folder with no part files, for the input given: the folder a config
+    file writes, a results folder of a close name, or the results folders below or beside."""
+    path = loc.local
+    if path is None or is_uri(loc.text):
+        return "give the folder or prefix `btlab run --out` wrote"
+    path = Path(loc.text)
+    if path.is_file() and path.suffix in (".yaml", ".yml"):
+        named = re.search(r"^name:\s*['\"]?([A-Za-z0-9][A-Za-z0-9._-]*)", _head(path), re.M)
+        if named:
+            return (f"give the folder that config's run writes, results/{named[1]} "
+                    f"(`btlab run {path}` writes it)")
+    if path.is_dir() and _sweeps(path):
+        return f"give one of the results folders in it: {_listed(path, _sweeps(path))}"
+    parent = path.parent if path.name else path
+    found = _sweeps(parent) if parent.is_dir() else []
+    close = difflib.get_close_matches(path.name, found, n=1, cutoff=0.6)
+    if close:
+        return f"did you mean {parent / close[0]}?"
+    if found:
+        return f"give one of the results folders in {parent}: {_listed(parent, found)}"
+    return ("give the folder a run wrote: results/ and the config's name, e.g. "
+            "results/warnsdorff-64-starts for configs/warnsdorff_64_starts.yaml")
+
+
+def _head(path: Path) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read(65536)
+    except OSError:
+        return ""
+
+
+def _sweeps(folder: Path) -> list[str]:
+    """The names of the visible subfolders of ``folder`` that hold part files."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return []
+    out = []
+    for entry in entries[:1000]:
+        if entry.name.startswith((".", "_")) or not entry.is_dir():
+            continue
+        try:
+            with os.scandir(entry.path) as inner:
+                if any(e.name.startswith("part-") and e.name.endswith(".parquet") for e in inner):
+                    out.append(entry.name)
+        except OSError:
+            continue
+    return out
+
+
+def _listed(folder: Path, names: list[str]) -> str:
+    shown = ", ".join(str(folder / n) for n in names[:5])
+    return shown + (f" (and {len(names) - 5} more)" if len(names) > 5 else "")
 
 
 def damaged(loc: Location, path: str, exc: BaseException) -> ResultsError:
@@ -70,8 +136,8 @@ def check_not_newer(loc: Location, infos: list[PartInfo]) -> None:
         f"{first.meta.get('btlab.schema_version')}); this btlab reads schema versions "
         f"{', '.join(READ_VERSIONS)} ({len(newer)} of the {len(infos)} part(s) of "
         f"{loc.text} are newer)\n"
-        "  fix: upgrade btlab (pip install -U .) to read or resume this folder, or write "
-        "elsewhere with --out")
+        "  fix: upgrade btlab (pip install -U . in a btlab checkout) to read or resume this "
+        f"folder, or write this btlab's runs elsewhere, e.g. --out {loc.text.rstrip('/')}-new")
 
 
 def check_identity(loc: Location, infos: list[PartInfo],

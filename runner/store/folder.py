@@ -180,14 +180,23 @@ class ResultStore:
                 raise ResultsError(
                     f"{self.loc.text}: holds results in schema version {version or 'unknown'}, "
                     f"this btlab writes version {SCHEMA_VERSION}\n"
-                    "  fix: write elsewhere with --out, or start over with --fresh")
+                    f"  fix: write elsewhere with --out {self.elsewhere()}, or start over with "
+                    "--fresh (it deletes the rows there)")
             name, stored = meta.get("btlab.config_name"), meta.get("btlab.problem")
             raise ResultsError(
                 f"{self.loc.text}: holds results of config {name!r} ({stored}), "
                 f"not of {self.config.name!r} ({self.config.problem.name})\n"
-                "  fix: write elsewhere with --out, or start over with --fresh")
+                f"  fix: write elsewhere with --out {self.elsewhere()}, or start over with "
+                f"--fresh (it deletes the rows of {name!r} there)")
         checked_parts(loc, self.identity)
         return infos
+
+    def elsewhere(self) -> str:
+        """A destination for ``--out`` beside this one, named after the config, for messages."""
+        text = self.loc.text.rstrip("/")
+        parent, _, here = text.rpartition("/")
+        name = self.config.name if self.config.name != here else f"{here}-2"
+        return f"{parent}/{name}" if parent else name
 
     # ------------------------------------------------------------------ lock
 

@@ -97,11 +97,17 @@ def locate(where: str | Path) -> Location:
             fs, base = remote_fs(str(where))
         except (pa.ArrowException, OSError, ValueError) as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            text = str(where)
+            relative = text[len("file://"):] if text.startswith("file://") and \
+                not text.startswith("file:///") else None
             raise ResultsError(
                 f"{where}: not a results location btlab can open ({first})\n"
-                "  fix: give a folder as a path (results/x, /abs/path/x), a local one as "
-                "file:///abs/path/x (three slashes, an absolute path), or an object store "
-                "as s3://bucket/prefix") from None
+                + (f"  fix: a file URI takes an absolute path after three slashes: "
+                   f"file://{Path(os.path.abspath(relative))}, or give the path itself, "
+                   f"{relative}" if relative else
+                   "  fix: give a folder as a path (results/x, /abs/path/x), a local one as "
+                   "file:///abs/path/x (three slashes, an absolute path), or an object store "
+                   "as s3://bucket/prefix")) from None
         base = base.rstrip("/")
         local = Path(base) if isinstance(fs, pafs.LocalFileSystem) else None
         return Location(str(where), fs, base, local)

@@ -38,7 +38,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from btlab.errors import ResultsError
-from btlab.store.check import check_identity, damaged
+from btlab.store.check import check_identity, damaged, no_results_fix
 from btlab.store.location import PART_PREFIX, Location, PartInfo, locate, superseded_location
 
 
@@ -274,7 +274,7 @@ def load_rows(folder: str | Path | Location, columns: Iterable[str] | None = Non
     loc, infos = checked_parts(folder)
     if not infos:
         raise ResultsError(f"{loc.text}: no btlab results here (no {PART_PREFIX}*.parquet files)\n"
-                           "  fix: give the folder `btlab run` wrote, e.g. results/<name>")
+                           f"  fix: {no_results_fix(loc)}")
     table = read_parts(loc, columns, infos)
     assert table is not None
     if superseded:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import io
 import os
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -148,16 +149,20 @@ def check_writable(folder: Path) -> None:
     """
     if folder.exists() and not folder.is_dir():
         raise ResultsError(f"{folder}: the output path is a file, not a folder\n"
-                           "  fix: remove the file or choose another path with --out")
+                           "  fix: give --out a folder, e.g. --out "
+                           f"{folder.with_name(folder.stem + '-results')}")
     probe = folder if folder.exists() else next(
         (p for p in folder.absolute().parents if p.exists()), Path("."))
     if not probe.is_dir():
         raise ResultsError(f"{folder}: cannot be created: {probe} is a file, not a folder\n"
-                           "  fix: choose another path with --out")
+                           "  fix: give --out a path outside it, e.g. --out "
+                           f"{probe.with_name(probe.stem + '-results') / folder.name}")
     problem = not_writable(probe)
     if problem:
         raise ResultsError(f"{folder}: not writable ({probe}: {problem})\n"
-                           "  fix: choose a writable folder with --out")
+                           f"  fix: make {probe} writable (chmod u+w {probe}), or give --out "
+                           f"a folder you can write, e.g. --out "
+                           f"{Path(tempfile.gettempdir()) / folder.name}")
 
 
 def not_writable(folder: Path) -> str:

@@ -18,7 +18,7 @@ import pyarrow as pa
 from pydantic import ValidationError
 
 from btlab.config.budgets import check_trial_budget
-from btlab.config.messages import describe
+from btlab.config.messages import add_param_fix, describe
 from btlab.config.model import DEFAULT_TRIAL_CAP, SweepConfig
 from btlab.config.seeds import SEED, seed_count, seed_values, seedless, swept_seeds
 from btlab.config.trial_keys import BUDGET, NEW_KEYS, PROBES, TRIAL_KEYS, resolve, restarts_of
@@ -58,12 +58,14 @@ def _blocks(config: SweepConfig) -> Iterator[Block]:
             raise config.error(("include", exc.entry), f"{exc.key}: all with the parameters "
                                "it depends on, in this include entry or in fixed (the entry "
                                "extends no matrix combination, so it is a trial of its own)",
-                               f"no {exc.missing}", f"add {exc.missing.strip(chr(39))}: ... "
-                               "to the entry") from None
+                               f"no {exc.missing}", add_param_fix(config.problem.params,
+                                                                   exc.missing.strip(chr(39)),
+                                                                   "to the entry")) from None
         where = ("matrix", exc.key) if exc.key in m.matrix else ("fixed", exc.key)
         raise config.error(where, f"{exc.key}: all with the parameters it depends on "
                            "in fixed or matrix", f"no {exc.missing} there",
-                           f"add {exc.missing.strip(chr(39))} under fixed or matrix") from None
+                           add_param_fix(config.problem.params, exc.missing.strip(chr(39)),
+                                         "under fixed or matrix")) from None
 
 
 def _columns(config: SweepConfig, block: Block, params: dict) -> dict[str, Any]:
@@ -88,12 +90,12 @@ def _columns(config: SweepConfig, block: Block, params: dict) -> dict[str, Any]:
                                "include entry or in fixed (the entry extends no matrix "
                                "combination, so it is a trial of its own)",
                                f"{describe(params)}: {err['msg']}",
-                               f"add {name}: ... to the entry, or make it match a combination"
-                               ) from None
+                               add_param_fix(problem.params, str(name), "to the entry, or make "
+                                             "it match a combination")) from None
         raise config.error(("fixed", name), f"the parameter {name!r} in fixed or matrix, or in "
                            "an include entry that extends every combination",
                            f"the combination {describe(params)} without it",
-                           f"add {name}: ... under fixed") from None
+                           add_param_fix(problem.params, str(name))) from None
 
 
 def _int_ranges(schema: pa.Schema) -> dict[str, tuple[int, int, str]]:

@@ -33,6 +33,7 @@ import errno
 import os
 import secrets
 import stat
+import tempfile
 from pathlib import Path
 
 from btlab.errors import OutputPathError, WriteError
@@ -79,7 +80,7 @@ def check_target(path: str | Path, what: str = "the file", stdout_hint: str = ""
         return path
     except NotADirectoryError:
         raise OutputPathError(f"{path}: cannot write {what} there: a folder on the way is a "
-                              "file\n  fix: give a path whose folders are folders") from None
+                              f"file\n  fix: {_around_file(path)}") from None
     except OSError as exc:
         raise OutputPathError(f"{path}: cannot write {what} there: {exc.strerror}\n"
                               "  fix: give another path") from None
@@ -177,6 +178,21 @@ def atomic_write_bytes(path: str | Path, data: bytes, what: str = "the file",
     return path
 
 
+def _around_file(path: Path) -> str:
+    """The fix of an output path below a file, or in a folder that does not exist."""
+    for folder in path.parents:
+        if folder.is_file():
+            return (f"{folder} is a file, not a folder: give a path beside it, e.g. "
+                    f"{folder.parent / path.name}")
+        if folder.is_dir():
+            break
+    missing = next((f for f in reversed(path.parents) if not f.exists()), None)
+    if missing is not None:
+        return (f"create the folder first (mkdir -p {path.parent}), or give a path in a "
+                "folder that exists")
+    return "give a path whose folders are folders"
+
+
 def _raise(exc: OSError, path: Path, what: str, step: str) -> None:
     """Turn an OSError met while writing ``path`` into OutputPathError or WriteError."""
     reason = exc.strerror or str(exc)
@@ -188,11 +204,11 @@ def _raise(exc: OSError, path: Path, what: str, step: str) -> None:
                          "disk") from None
     if exc.errno in _DENIED:
         raise OutputPathError(f"{path}: cannot write {what} there: {where}{reason}; nothing "
-                              "was written\n  fix: give a path in a folder you can write "
-                              "to") from None
+                              f"was written\n  fix: give a path in a folder you can write to, "
+                              f"e.g. {Path(tempfile.gettempdir()) / path.name}") from None
     if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.EEXIST, errno.EISDIR):
         raise OutputPathError(f"{path}: cannot write {what} there: {where}{reason}\n"
-                              "  fix: give a path whose folders are folders") from None
+                              f"  fix: {_around_file(path)}") from None
     raise WriteError(f"{path}: could not write {what}: {where}{reason} (errno "
                      f"{errno.errorcode.get(exc.errno or 0, exc.errno)}); nothing was "
                      "written (a file already there is unchanged)\n"

@@ -64,7 +64,9 @@ def _heuristic(value: Any) -> Any:
         raise PydanticCustomError("plugin_error", "{expected}",
                                   {"expected": exc.expected, "found": exc.found,
                                    "fix": exc.fix}) from None
-    fix = "define def rule(board, square, candidates): return sorted(candidates, ...)"
+    module, _, attr = value.partition(":")
+    fix = (f"define it in {module} as def {attr.rsplit('.', 1)[-1]}(board, square, candidates): "
+           "return sorted(candidates)")
     if not callable(rule):
         raise PydanticCustomError(
             "plugin_error", "{expected}",
