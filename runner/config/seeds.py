@@ -20,8 +20,8 @@ from btlab.config.messages import describe
 from btlab.config.sweep_config import INT64_MAX, INT64_MIN, SweepConfig
 from btlab.errors import ConfigError
 
-__all__ = ["SEED", "check_seeds", "seed_count", "seed_values", "seed_hint", "seedless",
-           "swept_seeds"]
+__all__ = ["SEED", "check_seeds", "named_seeds", "seed_count", "seed_values", "seed_hint",
+           "seedless", "swept_seeds", "with_seeds"]
 
 #: The key that names the seed where parameters are written.
 SEED = "seed"
@@ -49,6 +49,28 @@ def swept_seeds(config: SweepConfig) -> Sequence[int] | None:
     if SEED not in m.matrix or any(SEED in e for e in (*m.exclude, *m.include)):
         return None
     return seed_values(m.matrix[SEED])
+
+
+def named_seeds(config: SweepConfig) -> set[int]:
+    """The seeds that ``exclude`` and ``include`` entries name (an exclude entry's
+    alternatives too), and the top-level seed: the seeds a sweep may treat unlike
+    any other. Every other seed of ``matrix.seed`` gives the same trials but for the
+    seed, which is what lets a range be counted by arithmetic
+    (:func:`btlab.sweep.expand.plan_size`)."""
+    m = config.model
+    out = {m.seed} if _is_int(m.seed) else set()
+    for entry in (*m.exclude, *m.include):
+        value = entry.get(SEED)
+        for alt in value if isinstance(value, list) else [value]:
+            if _is_int(alt):
+                out.add(alt)
+    return out
+
+
+def with_seeds(config: SweepConfig, seeds: list[int]) -> SweepConfig:
+    """``config`` with ``matrix.seed`` the list ``seeds`` (a few seeds of its range)."""
+    matrix = {**config.model.matrix, SEED: list(seeds)}
+    return dataclasses.replace(config, model=config.model.model_copy(update={"matrix": matrix}))
 
 
 def seed_count(seeds: Sequence[int]) -> int:

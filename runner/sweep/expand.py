@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 import pyarrow as pa
 from pydantic import ValidationError
@@ -20,7 +20,15 @@ from pydantic import ValidationError
 from btlab.config.budgets import check_trial_budget
 from btlab.config.messages import describe
 from btlab.config.model import DEFAULT_TRIAL_CAP, SweepConfig
-from btlab.config.seeds import SEED, seed_count, seed_values, seedless, swept_seeds
+from btlab.config.seeds import (
+    SEED,
+    named_seeds,
+    seed_count,
+    seed_values,
+    seedless,
+    swept_seeds,
+    with_seeds,
+)
 from btlab.config.trial_keys import BUDGET, NEW_KEYS, PROBES, TRIAL_KEYS, resolve, restarts_of
 from btlab.problems import plugins
 from btlab.problems.spec import ParamError
@@ -380,10 +388,15 @@ def plan_size(config: SweepConfig, cap: int = DEFAULT_TRIAL_CAP) -> tuple[int, s
         so it was not walked) or ``"more than"`` (counting stopped at n > cap).
     """
     seeds = swept_seeds(config)
-    if seeds is not None:  # each seed is the same sweep again: count it once, multiply
+    # each seed is the same sweep again: count it once, multiply (not with include: an
+    # entry that extends no combination is one trial of its own, not one per seed)
+    if seeds is not None and not config.model.include:
         per_seed = seed_count(seeds)
         n, how = plan_size(seedless(config), max(cap // per_seed, 1))
         return n * per_seed, how
+    by_seed = _plan_by_seed(config, cap)
+    if by_seed is not None:
+        return by_seed
     blocks = product_size(config) // config.model.repeats
     if blocks <= EXACT_COUNT_BLOCKS:  # cheap to count whole, however large the sweep
         return _count(config, None)[0], "exact"
@@ -392,6 +405,47 @@ def plan_size(config: SweepConfig, cap: int = DEFAULT_TRIAL_CAP) -> tuple[int, s
         return quick, "at least"
     n, complete = _count(config, cap)
     return n, "exact" if complete else "more than"
+
+
+def _ordinary_seeds(seeds: Sequence[int], named: set[int], k: int) -> list[int]:
+    """The first ``k`` seeds of ``seeds`` not in ``named`` (fewer when there are none)."""
+    out: list[int] = []
+    for seed in seeds:  # at most len(named) + k steps: named seeds are the only ones skipped
+        if len(out) == k:
+            break
+        if seed not in named and seed not in out:
+            out.append(seed)
+    return out
+
+
+def _plan_by_seed(config: SweepConfig, cap: int) -> tuple[int, str] | None:
+    """:func:`plan_size` of a sweep whose ``matrix.seed`` is also named in ``exclude`` or
+    ``include``, by arithmetic: a seed that no entry names (nor the top level) is an
+    *ordinary* seed, and every ordinary seed gives the same trials but for the seed
+    (an entry that names a seed matches no other; one that names none matches every
+    seed alike). So the sweep of the named seeds plus one ordinary seed (A trials)
+    and plus two (B) tell what each further ordinary seed adds (B - A), and the count
+    is A + (ordinary - 1) * (B - A), however long the range. None when there are at
+    most two ordinary seeds (the sweep is then counted as it is).
+    """
+    if SEED not in config.model.matrix:
+        return None
+    seeds = seed_values(config.model.matrix[SEED])
+    if seeds is None:
+        return None
+    named = {s for s in named_seeds(config) if s in seeds}  # a range tests `in` by arithmetic
+    ordinary = seed_count(seeds) - len(named)
+    if ordinary <= 2:
+        return None
+    first, second = _ordinary_seeds(seeds, named, 2)
+    small = sorted(named)
+    a, a_how = plan_size(with_seeds(config, small + [first]), cap)
+    if a_how != "exact":
+        return a, a_how
+    b, b_how = plan_size(with_seeds(config, small + [first, second]), cap)
+    if b_how != "exact":
+        return b, b_how
+    return a + (ordinary - 1) * (b - a), "exact"
 
 
 def check_trial_cap(config: SweepConfig, cap: int = DEFAULT_TRIAL_CAP) -> int:
