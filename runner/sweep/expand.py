@@ -139,13 +139,19 @@ def iter_trials(config: SweepConfig) -> Iterator[Trial]:
     seen: set = set()
     hashes: dict[str, str] = {}
     ranges = _int_ranges(problem.columns)
+    first = _FirstOfSeed(config)
     for block in _blocks(config):
         for p, src in block.combinations(m.include):
             columns = _columns(config, block, p)
-            frozen = json.dumps(columns, sort_keys=True)
-            if frozen in seen:
-                continue
-            seen.add(frozen)
+            ordinary = first.ordinary(block, p, columns, src)
+            if ordinary is not None:
+                if not ordinary:
+                    continue
+            else:
+                frozen = json.dumps(columns, sort_keys=True)
+                if frozen in seen:
+                    continue
+                seen.add(frozen)
             split, trial_plugins = _check_one(config, columns, src, ranges, hashes)
             seed = columns.pop(SEED, m.seed)
             keys = {k: columns.pop(k) for k in NEW_KEYS}
@@ -155,6 +161,36 @@ def iter_trials(config: SweepConfig) -> Iterator[Trial]:
                             split=split, plugins=trial_plugins,
                             budget_backtracks=budget["backtracks"], restarts=restarts,
                             probes=keys[PROBES])
+
+
+class _FirstOfSeed:
+    """Which combinations of a swept seed are the first of their trial, in memory that
+    does not grow with the seeds (a set of every combination seen would hold one entry
+    per seed: 1..200000 is 200,000 entries).
+
+    An *ordinary* seed of ``matrix.seed`` (one that no ``exclude`` or ``include`` entry
+    names, nor the top level: :func:`btlab.config.seeds.named_seeds`) gives the same
+    combinations as every other ordinary seed, in the same order, but for the seed. So a
+    combination of an ordinary seed repeats an earlier one of the same seed exactly
+    when another place in the sweep (its parameters as written, the seed apart) gave
+    the same trial first: one entry per trial of one seed, whatever the range.
+    """
+
+    def __init__(self, config: SweepConfig):
+        m = config.model
+        self.named = named_seeds(config) if SEED in m.matrix else None
+        self.first: dict[str, str] = {}  # seedless columns -> the place that made them first
+
+    def ordinary(self, block: Block, params: dict, columns: dict, src: dict) -> bool | None:
+        """None: not a combination of an ordinary seed (a set of those seen decides);
+        else whether it is the first of its trial."""
+        seed = columns.get(SEED)
+        if (self.named is None or block.added is not None or seed is None
+                or seed in self.named or src.get(SEED, ("",))[0] != "matrix"):
+            return None
+        rest = _json({k: v for k, v in columns.items() if k != SEED})
+        place = _json({k: v for k, v in params.items() if k != SEED})  # as written
+        return self.first.setdefault(rest, place) == place
 
 
 def _check_one(config: SweepConfig, columns: dict, src: dict, ranges: dict,
