@@ -98,14 +98,14 @@ def test_factors_that_round_alike_are_two_trials_with_two_ids():
 
 def test_run_writes_one_row_per_factor(tmp_path, capsys):
     path = tmp_path / "s.yaml"
-    path.write_text(RESTARTS + "    - {policy: geometric, unit: 5, factor: 1.0000001}\n"
-                    "    - {policy: geometric, unit: 5, factor: 1.0000002}\n")
+    path.write_text(RESTARTS + "    - {policy: geometric, unit: 5, factor: 1.0000001, max: 3}\n"
+                    "    - {policy: geometric, unit: 5, factor: 1.0000002, max: 3}\n")
     out = tmp_path / "out"
     assert main(["run", str(path), "--out", str(out), "--backend", "serial"]) == 0
     df = pd.concat(pd.read_parquet(p) for p in part_files(out))
     assert len(df) == 2 and df["trial_id"].is_unique
-    assert sorted(df["restarts"]) == ["geometric unit=5 on=nodes factor=1.0000001",
-                                      "geometric unit=5 on=nodes factor=1.0000002"]
+    assert sorted(df["restarts"]) == ["geometric unit=5 on=nodes factor=1.0000001 max=3",
+                                      "geometric unit=5 on=nodes factor=1.0000002 max=3"]
 
 
 @pytest.mark.parametrize("factor, text", [
@@ -116,3 +116,37 @@ def test_factor_text_is_exact_and_keeps_short_labels(factor, text):
     assert factor_text(factor) == text and float(text) == factor
     label = Restarts("geometric", 1, "nodes", factor=factor).label()
     assert label == f"geometric unit=1 on=nodes factor={text}"
+
+
+# -- kind 8: the driver's memory while it walks a seed sweep
+
+
+def _walk_peak(seeds: int) -> int:
+    """tracemalloc's peak (bytes) while the trials of ``seed: 1..seeds`` are walked."""
+    import tracemalloc
+
+    from btlab.sweep.expand import iter_trials
+    config = cfg(f"matrix: {{seed: 1..{seeds}, start: [[0, 0], [2, 2]]}}\n")
+    tracemalloc.start()
+    try:
+        n = sum(1 for _ in iter_trials(config))
+        return tracemalloc.get_traced_memory()[1] if n == 2 * seeds else -1
+    finally:
+        tracemalloc.stop()
+
+
+def test_walking_ten_times_the_seeds_takes_no_more_memory():
+    small, large = _walk_peak(300), _walk_peak(3000)
+    assert small > 0 and large > 0
+    # a set of every combination seen held ~300 bytes a trial: 1.6 MB more here
+    assert large - small < 200_000, (small, large)
+
+
+def test_duplicates_of_a_swept_seed_are_dropped_seed_by_seed():
+    config = parse_config(BASE.replace("board: 5, ", "") + "matrix: {board: [5, [5, 5], 6], "
+                          "seed: 1..4, start: [[0, 0], [2, 2]]}\nexclude:\n"
+                          "  - {seed: 2, board: 6}\n", "s.yaml")
+    trials = expand(config)
+    assert sorted((t.seed, t.columns["rows"], t.columns["start_row"]) for t in trials) == [
+        (s, b, r) for s in (1, 2, 3, 4) for b in (5, 6) for r in (0, 2) if (s, b) != (2, 6)]
+    assert len({t.trial_id for t in trials}) == len(trials) == 14

@@ -27,6 +27,8 @@ __all__ = ["SEED", "check_seeds", "named_seeds", "seed_count", "seed_values", "s
 SEED = "seed"
 
 _RANGE = re.compile(r"^\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*$")
+#: More digits than any int64 has (19), with room for leading zeros.
+_MAX_DIGITS = 40
 
 
 def seed_values(value: Any) -> Sequence[int] | None:
@@ -36,7 +38,7 @@ def seed_values(value: Any) -> Sequence[int] | None:
         return value
     if isinstance(value, str):
         m = _RANGE.match(value)
-        if m:
+        if m and all(len(g) <= _MAX_DIGITS + 1 for g in m.groups()):  # else check_seeds refuses
             return range(int(m.group(1)), int(m.group(2)) + 1)
     return None
 
@@ -149,9 +151,15 @@ def check_seeds(config: SweepConfig) -> None:
         if not found:
             raise config.error(path, "a list of seeds, or a range A..B of whole numbers "
                                "(both ends included)", describe(value), fix)
+        ends = "use ends from -2^63 to 2^63 - 1, e.g. seed: 1..1000"
+        for text in found.groups():  # checked as text first: int() refuses 4,300+ digits
+            if len(text.lstrip("-")) > _MAX_DIGITS:
+                raise config.error(path, f"a seed from {INT64_MIN:,} to {INT64_MAX:,} at each "
+                                   "end of the range (column seed is int64)",
+                                   f"an end of {len(text.lstrip('-')):,} digits", ends)
         lo, hi = int(found.group(1)), int(found.group(2))
         for end in (lo, hi):
-            _check_one(config, path, end, "use ends from -2^63 to 2^63 - 1, e.g. seed: 1..1000")
+            _check_one(config, path, end, ends)
         if lo > hi:
             raise config.error(path, "a range A..B with A <= B (both ends included)",
                                f"{value} (A > B)", f"write seed: {hi}..{lo}")
