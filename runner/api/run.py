@@ -44,6 +44,7 @@ from btlab.execution.backends import Backend, make_backend
 from btlab.execution.batching import OPTION_MAXIMA
 from btlab.execution.execute import pause_at
 from btlab.execution.interrupts import catching_signals, holding_signals
+from btlab.execution.ray_auth import check_auth_env
 from btlab.execution.split_run import Checkpoints
 from btlab.problems import plugins
 from btlab.store.folder import ResultStore
@@ -183,6 +184,8 @@ def _check_options(backend: str, workers: int | None, batch_size: int | None) ->
     """
     if backend not in BACKENDS:
         raise _option_error("backend", " or ".join(repr(b) for b in BACKENDS), backend)
+    if backend == "ray":  # before anything is written, and before Ray reads them
+        check_auth_env()
     for key, value in (("workers", workers), ("batch_size", batch_size)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                   or not 1 <= value <= OPTION_MAXIMA[key]):

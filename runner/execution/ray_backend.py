@@ -41,6 +41,7 @@ from btlab.execution.interrupts import guarding_handlers
 from btlab.execution.ray_auth import (
     AUTH_TOKEN,
     auth_message,
+    check_auth_env,
     check_cluster_auth,
     is_auth_error,
     private_token_for_local_ray,
@@ -141,6 +142,7 @@ class RayBackend:
     def __init__(self, address: str | None = None, workers: int | None = None,
                  batch_size: int | None = None, max_retries: int = 3, dashboard: bool = False,
                  py_modules: Sequence[str] = ()):
+        check_auth_env()  # before Ray reads them: a bad token made Ray abort the process
         import ray  # heavy: ray takes seconds to import
 
         self._ray = ray
