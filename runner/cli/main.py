@@ -226,9 +226,10 @@ def main(argv: list[str] | None = None) -> int:
 def _main_run(args, console: Console) -> int:
     """``btlab run`` within :func:`main`'s signal handlers: its exit status, whenever a
     signal comes."""
-    from btlab.execution.execute import pause_at  # CLI start-up: it imports numpy and the searches
-
     try:
+        # CLI start-up: it imports numpy and the searches (a signal there is a stop too)
+        from btlab.execution.execute import pause_at
+
         status = cmd_run(args, console)
         settle()  # decided: a signal from now on is ignored
         pause_at("exit")

@@ -37,7 +37,7 @@ from btlab.execution.batching import (
     hang_limit,
 )
 from btlab.execution.execute import METRIC_COLUMNS, pause_at, run_trial
-from btlab.execution.interrupts import guarding_handlers
+from btlab.execution.interrupts import guarding_handlers, holding_signals
 from btlab.execution.ray_auth import (
     AUTH_TOKEN,
     auth_message,
@@ -174,7 +174,7 @@ class RayBackend:
                 _check_reachable(address)
                 self._undo_auth = check_cluster_auth(address)
             try:
-                context = ray.init(**kwargs)
+                context = self._start(kwargs)
             except Exception as exc:  # noqa: BLE001 - ray.init raises many kinds; all mean "no Ray"
                 self._restore_auth()
                 where = address or "an embedded local Ray"
@@ -337,6 +337,43 @@ class RayBackend:
                     ray.cancel(gen, force=True)
                 except Exception:  # noqa: BLE001 - best effort while unwinding
                     pass
+
+    def _start(self, kwargs: dict[str, Any]) -> Any:
+        """``ray.init(**kwargs)``, which a stop signal must not cut short.
+
+        Ray starts its processes (GCS, raylet, dashboard agent, runtime-env agent)
+        from within ``ray.init``; a ``KeyboardInterrupt`` raised in the middle left
+        them running and the driver's half-made core worker crashed the process at
+        exit (status 139). So a stop signal that comes while Ray starts is held
+        (:func:`btlab.execution.interrupts.holding_signals`; ``ray.init`` resets
+        handlers, which :func:`~btlab.execution.interrupts.guarding_handlers` puts
+        back), Ray is shut down as soon as it is up, and ``KeyboardInterrupt`` is
+        raised then: the run exits 130 and leaves no process behind. A second
+        signal, or an error, during the start also shuts down whatever started.
+
+        Raises:
+            KeyboardInterrupt: a stop signal came while Ray started.
+        """
+        ray = self._ray
+        with holding_signals() as held:
+            try:
+                with guarding_handlers():
+                    context = ray.init(**kwargs)
+            except BaseException:
+                self._shutdown_quietly()
+                raise
+            if held:
+                self._shutdown_quietly()
+                raise KeyboardInterrupt(held[0])
+        return context
+
+    def _shutdown_quietly(self) -> None:
+        """Shut down the Ray this backend was starting, holding further signals."""
+        with holding_signals(), guarding_handlers():
+            try:
+                self._ray.shutdown()
+            except Exception:  # noqa: BLE001 - best effort: the start failed already
+                pass
 
     def close(self) -> None:
         if self._owns_ray:
