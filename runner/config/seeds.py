@@ -60,11 +60,11 @@ def named_seeds(config: SweepConfig) -> set[int]:
     seed, which is what lets a range be counted by arithmetic
     (:func:`btlab.sweep.expand.plan_size`)."""
     m = config.model
-    out = {m.seed} if _is_int(m.seed) else set()
+    out: set[int] = {m.seed} if _is_int(m.seed) else set()
     for entry in (*m.exclude, *m.include):
         value = entry.get(SEED)
         for alt in value if isinstance(value, list) else [value]:
-            if _is_int(alt):
+            if isinstance(alt, int) and not isinstance(alt, bool):
                 out.add(alt)
     return out
 
