@@ -150,3 +150,13 @@ def test_duplicates_of_a_swept_seed_are_dropped_seed_by_seed():
     assert sorted((t.seed, t.columns["rows"], t.columns["start_row"]) for t in trials) == [
         (s, b, r) for s in (1, 2, 3, 4) for b in (5, 6) for r in (0, 2) if (s, b) != (2, 6)]
     assert len({t.trial_id for t in trials}) == len(trials) == 14
+
+
+def test_a_board_too_large_past_the_first_seeds_is_found():
+    from btlab.errors import ConfigError
+    from btlab.sweep.expand import check_blocks
+    config = parse_config(BASE.replace("board: 5, ", "strategy: recursive, ") +
+                          "matrix: {board: [5, 100000], seed: 1..1000000}\n"
+                          "exclude:\n  - {seed: 5}\n", "s.yaml")
+    with pytest.raises(ConfigError, match="board"):
+        check_blocks(config)

@@ -254,6 +254,8 @@ def check_blocks(config: SweepConfig, limit: int = EXACT_COUNT_BLOCKS) -> bool:
     """
     if swept_seeds(config) is not None:  # a seed makes no trial unrunnable: check one
         config = seedless(config)
+    else:  # seeds named in entries: those, and two others, stand for every seed
+        config = _few_seeds(config) or config
     include = config.model.include
     hashes: dict[str, str] = {}
     ranges = _int_ranges(config.problem.columns)
@@ -452,6 +454,18 @@ def _ordinary_seeds(seeds: Sequence[int], named: set[int], k: int) -> list[int]:
         if seed not in named and seed not in out:
             out.append(seed)
     return out
+
+
+def _few_seeds(config: SweepConfig) -> SweepConfig | None:
+    """``config`` with ``matrix.seed`` cut to its named seeds and two others (the seeds
+    :func:`_plan_by_seed` counts with); None when it has no such cut."""
+    seeds = seed_values(config.model.matrix[SEED]) if SEED in config.model.matrix else None
+    if seeds is None:
+        return None
+    named = {s for s in named_seeds(config) if s in seeds}
+    if seed_count(seeds) - len(named) <= 2:
+        return None
+    return with_seeds(config, sorted(named) + _ordinary_seeds(seeds, named, 2))
 
 
 def _plan_by_seed(config: SweepConfig, cap: int) -> tuple[int, str] | None:
