@@ -41,8 +41,10 @@ from btlab.analysis.config_order import in_config_order
 from btlab.config.model import SweepConfig, load_config, parse_config
 from btlab.errors import ConfigError
 from btlab.execution.backends import Backend, make_backend
+from btlab.execution.batching import OPTION_MAXIMA
 from btlab.execution.execute import pause_at
 from btlab.execution.interrupts import catching_signals, holding_signals
+from btlab.execution.ray_auth import check_auth_env
 from btlab.execution.split_run import Checkpoints
 from btlab.problems import plugins
 from btlab.store.folder import ResultStore
@@ -168,7 +170,11 @@ def _not_yaml(path: tuple[str | int, ...], value: Any, what: str) -> ConfigError
 
 def _option_error(key: str, expected: str, found: Any) -> ConfigError:
     """A bad keyword argument of :func:`run`, told as a config error at that keyword."""
-    return ConfigError("btlab.run()", None, None, (key,), expected, repr(found))
+    try:
+        shown = repr(found)
+    except ValueError:  # an int of more than 4,300 digits has no repr
+        shown = f"a whole number of about {int(found.bit_length() * 0.30103):,} digits"
+    return ConfigError("btlab.run()", None, None, (key,), expected, shown)
 
 
 def _check_options(backend: str, workers: int | None, batch_size: int | None,
@@ -181,11 +187,15 @@ def _check_options(backend: str, workers: int | None, batch_size: int | None,
     """
     if backend not in BACKENDS:
         raise _option_error("backend", " or ".join(repr(b) for b in BACKENDS), backend)
+    if backend == "ray":  # before anything is written, and before Ray reads them
+        check_auth_env()
+    maxima = {**OPTION_MAXIMA, "max_failures": 2**63 - 1}  # max_failures: an int64, as the key
     for key, value in (("workers", workers), ("batch_size", batch_size),
                        ("max_failures", max_failures)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                  or value < 1):
-            raise _option_error(key, "a whole number >= 1, or None (automatic)", value)
+                                  or not 1 <= value <= maxima[key]):
+            raise _option_error(key, f"a whole number from 1 to {maxima[key]:,}, or "
+                                "None (automatic)", value)
 
 
 class TrialStream(Iterator[Trial]):

@@ -36,6 +36,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from btlab.errors import BtlabError, WriteError
+from btlab.execution.batching import OPTION_MAXIMA
 from btlab.execution.interrupts import catching_signals, settle
 
 
@@ -100,9 +101,9 @@ def _parser() -> argparse.ArgumentParser:
                      "or serial (in this process, for debugging)")
     run.add_argument("--address", help="join this Ray cluster (HOST:PORT or auto; "
                      "default: $RAY_ADDRESS, else an embedded local Ray)")
-    run.add_argument("--workers", type=_positive_int, help="worker processes of the local Ray "
-                     "(default: one per core)")
-    run.add_argument("--batch-size", type=_positive_int,
+    run.add_argument("--workers", type=_bounded("workers"),
+                     help="worker processes of the local Ray (default: one per core)")
+    run.add_argument("--batch-size", type=_bounded("batch_size"),
                      help="trials per Ray task (default: automatic)")
     run.add_argument("--fresh", action="store_true",
                      help="delete this sweep's earlier results (and its superseded rows) "
@@ -179,14 +180,38 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _positive_int(text: str) -> int:
-    """argparse type of --workers and --batch-size: a whole number >= 1."""
+    """argparse type of --workers and --batch-size: a whole number >= 1 (bounded by
+    :func:`_bounded`)."""
+    shown = text if len(text) <= 40 else f"{text[:20]}...{text[-10:]} ({len(text)} characters)"
     try:
-        value = int(text)
+        value = int(text) if len(text) <= 40 else None
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, found {text!r}") from None
+        value = None
+    if value is None:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, found {shown!r}")
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, found {value}")
     return value
+
+
+def _bounded(key: str):
+    """argparse type of an option whose value is a whole number from 1 to its maximum
+    (:data:`btlab.execution.batching.OPTION_MAXIMA`)."""
+    top = OPTION_MAXIMA[key]
+
+    def check(text: str) -> int:
+        digits = text.strip().lstrip("+")
+        if len(digits) > 40 and digits.isdigit():  # too long to read as a number at all
+            value = None
+        else:
+            value = _positive_int(text)
+            if value <= top:
+                return value
+        shown = f"{value:,}" if value is not None else f"a number of {len(digits):,} digits"
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number from 1 to {top:,}, found {shown}\n"
+            f"  fix: give at most {top}, or leave the option out (automatic)")
+    return check
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -232,9 +257,10 @@ def main(argv: list[str] | None = None) -> int:
 def _main_run(args, console: Console) -> int:
     """``btlab run`` within :func:`main`'s signal handlers: its exit status, whenever a
     signal comes."""
-    from btlab.execution.execute import pause_at  # CLI start-up: it imports numpy and the searches
-
     try:
+        # CLI start-up: it imports numpy and the searches (a signal there is a stop too)
+        from btlab.execution.execute import pause_at
+
         status = cmd_run(args, console)
         settle()  # decided: a signal from now on is ignored
         pause_at("exit")

@@ -45,7 +45,7 @@ from btlab.config.messages import describe
 from btlab.experiments.core import SearchResult, Status
 
 __all__ = ["MAX_CUTOFF", "RESTART_LIMIT", "Restarts", "RestartsModel", "RestartRun",
-           "attempt_seed", "luby", "run_restarts"]
+           "attempt_seed", "factor_text", "luby", "run_restarts"]
 
 #: The status of a trial whose ``max`` attempts were all cut off (censored).
 RESTART_LIMIT = Status.RESTART_LIMIT.value
@@ -144,6 +144,17 @@ def attempt_seed(seed: int, k: int) -> int:
     return (z ^ (z >> 31)) >> 1
 
 
+def factor_text(factor: float | int) -> str:
+    """``factor`` as text that reads back as exactly that number: ``%g`` (six digits,
+    the form labels have always had: ``1.5``) when that gives the number back, else
+    Python's shortest round-trip form (``1.5000001``). Labels, and so trial ids, are
+    made from it: nothing is rounded."""
+    if not isinstance(factor, float):
+        return str(factor)
+    short = f"{factor:g}"
+    return short if float(short) == factor else repr(factor)
+
+
 @dataclass(frozen=True)
 class Restarts:
     """A trial's restart policy (see the module docstring).
@@ -179,11 +190,11 @@ class Restarts:
     def label(self) -> str:
         """The canonical text of the policy: the ``restarts`` column and part of the trial
         id, e.g. ``luby unit=1 on=backtracks max=1000`` (``factor=`` for geometric;
-        ``max=`` only when set)."""
+        ``max=`` only when set). Exact: ``factor`` is written with every digit it has
+        (:func:`factor_text`), so two policies never share a label."""
         parts = [self.policy, f"unit={self.unit}", f"on={self.on}"]
         if self.factor is not None:
-            parts.append(f"factor={self.factor:g}" if isinstance(self.factor, float)
-                         else f"factor={self.factor}")
+            parts.append(f"factor={factor_text(self.factor)}")
         if self.max is not None:
             parts.append(f"max={self.max}")
         return " ".join(parts)

@@ -20,13 +20,15 @@ from btlab.config.messages import describe
 from btlab.config.sweep_config import INT64_MAX, INT64_MIN, SweepConfig
 from btlab.errors import ConfigError
 
-__all__ = ["SEED", "check_seeds", "seed_count", "seed_values", "seed_hint", "seedless",
-           "swept_seeds"]
+__all__ = ["SEED", "check_seeds", "named_seeds", "seed_count", "seed_values", "seed_hint",
+           "seedless", "swept_seeds", "with_seeds"]
 
 #: The key that names the seed where parameters are written.
 SEED = "seed"
 
 _RANGE = re.compile(r"^\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*$")
+#: More digits than any int64 has (19), with room for leading zeros.
+_MAX_DIGITS = 40
 
 
 def seed_values(value: Any) -> Sequence[int] | None:
@@ -36,7 +38,7 @@ def seed_values(value: Any) -> Sequence[int] | None:
         return value
     if isinstance(value, str):
         m = _RANGE.match(value)
-        if m:
+        if m and all(len(g) <= _MAX_DIGITS + 1 for g in m.groups()):  # else check_seeds refuses
             return range(int(m.group(1)), int(m.group(2)) + 1)
     return None
 
@@ -49,6 +51,28 @@ def swept_seeds(config: SweepConfig) -> Sequence[int] | None:
     if SEED not in m.matrix or any(SEED in e for e in (*m.exclude, *m.include)):
         return None
     return seed_values(m.matrix[SEED])
+
+
+def named_seeds(config: SweepConfig) -> set[int]:
+    """The seeds that ``exclude`` and ``include`` entries name (an exclude entry's
+    alternatives too), and the top-level seed: the seeds a sweep may treat unlike
+    any other. Every other seed of ``matrix.seed`` gives the same trials but for the
+    seed, which is what lets a range be counted by arithmetic
+    (:func:`btlab.sweep.expand.plan_size`)."""
+    m = config.model
+    out: set[int] = {m.seed} if _is_int(m.seed) else set()
+    for entry in (*m.exclude, *m.include):
+        value = entry.get(SEED)
+        for alt in value if isinstance(value, list) else [value]:
+            if isinstance(alt, int) and not isinstance(alt, bool):
+                out.add(alt)
+    return out
+
+
+def with_seeds(config: SweepConfig, seeds: list[int]) -> SweepConfig:
+    """``config`` with ``matrix.seed`` the list ``seeds`` (a few seeds of its range)."""
+    matrix = {**config.model.matrix, SEED: list(seeds)}
+    return dataclasses.replace(config, model=config.model.model_copy(update={"matrix": matrix}))
 
 
 def seed_count(seeds: Sequence[int]) -> int:
@@ -127,9 +151,15 @@ def check_seeds(config: SweepConfig) -> None:
         if not found:
             raise config.error(path, "a list of seeds, or a range A..B of whole numbers "
                                "(both ends included)", describe(value), fix)
+        ends = "use ends from -2^63 to 2^63 - 1, e.g. seed: 1..1000"
+        for text in found.groups():  # checked as text first: int() refuses 4,300+ digits
+            if len(text.lstrip("-")) > _MAX_DIGITS:
+                raise config.error(path, f"a seed from {INT64_MIN:,} to {INT64_MAX:,} at each "
+                                   "end of the range (column seed is int64)",
+                                   f"an end of {len(text.lstrip('-')):,} digits", ends)
         lo, hi = int(found.group(1)), int(found.group(2))
         for end in (lo, hi):
-            _check_one(config, path, end, "use ends from -2^63 to 2^63 - 1, e.g. seed: 1..1000")
+            _check_one(config, path, end, ends)
         if lo > hi:
             raise config.error(path, "a range A..B with A <= B (both ends included)",
                                f"{value} (A > B)", f"write seed: {hi}..{lo}")

@@ -10,6 +10,14 @@ from __future__ import annotations
 
 import math
 
+#: The most trials a Ray task may be given (``--batch-size``): a task holds its trials
+#: and their rows in memory, and more than a million of them is no batch.
+MAX_BATCH_SIZE = 1_000_000
+#: The most worker processes of the embedded local Ray (``--workers``).
+MAX_WORKERS = 4096
+#: What :data:`MAX_BATCH_SIZE` and :data:`MAX_WORKERS` bound, for messages.
+OPTION_MAXIMA = {"workers": MAX_WORKERS, "batch_size": MAX_BATCH_SIZE}
+
 
 def batch_size_for(n_trials: int, workers: int) -> int:
     """Trials per Ray task: about 8 tasks per worker, at most 64 trials a task.

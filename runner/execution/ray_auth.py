@@ -28,7 +28,9 @@ account. btlab therefore:
   with its fix instead of twenty lines of ``InvalidAuthToken`` retries.
 
 An explicit ``RAY_AUTH_MODE`` (``token`` or ``disabled``) is always left as the
-user set it.
+user set it (``token`` without a token gets the embedded Ray's own, in its
+environment only). Every ``RAY_AUTH_*`` setting is checked before Ray reads it
+(:func:`check_auth_env`): a bad token made Ray abort the process.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import importlib
 import importlib.util
 import os
 import secrets
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -60,6 +63,94 @@ def ray_has_token_auth() -> bool:
         return False
 
 
+#: The values of ``RAY_AUTH_MODE`` Ray knows.
+AUTH_MODES = ("token", "disabled")
+#: The largest token file read (a token is 64 hex digits; Ray's own are).
+MAX_TOKEN_BYTES = 64 * 1024
+_FIX_TOKEN = ("a token is printable ASCII without spaces, e.g. the 64 hex digits of "
+              "`python -c 'import secrets; print(secrets.token_hex(32))'`")
+
+
+def _token_problem(text: str) -> str | None:
+    """What is wrong with a token (surrounding whitespace apart), or None: empty, or a
+    character that is not printable ASCII (gRPC metadata takes nothing else: Ray
+    aborts the process, exit 134, on a newline or a non-ASCII letter)."""
+    token = text.strip()
+    if not token:
+        return "empty"
+    for i, ch in enumerate(token):
+        if not 0x21 <= ord(ch) <= 0x7E:
+            return (f"character {i + 1} is {ch!r}, which is not printable ASCII "
+                    "(a space, a newline, a control byte or a non-ASCII letter)")
+    return None
+
+
+def check_auth_env() -> None:
+    """Check every Ray setting of the environment btlab reads or passes on, before Ray
+    reads it: ``RAY_AUTH_MODE`` (``token`` or ``disabled``), ``RAY_AUTH_TOKEN``
+    (printable ASCII) and ``RAY_AUTH_TOKEN_PATH`` (a regular, readable file holding such
+    a token; never opened when it is a FIFO, a folder or a device).
+
+    Raises:
+        BackendError: the first bad setting, naming the variable, with its fix (exit 2).
+    """
+    mode = os.environ.get(AUTH_MODE)
+    if mode and mode.strip().lower() not in AUTH_MODES:
+        raise BackendError(f"{AUTH_MODE}={_shown(mode)}: expected one of "
+                           f"{', '.join(AUTH_MODES)} (or unset)\n  fix: unset {AUTH_MODE} "
+                           f"(btlab then picks), or set {AUTH_MODE}=token or disabled; "
+                           f"see {DOC}")
+    token = os.environ.get(AUTH_TOKEN)
+    if token is not None and token != "":
+        problem = _token_problem(token)
+        if problem:
+            raise BackendError(f"{AUTH_TOKEN}: not a Ray authentication token ({problem})\n"
+                               f"  fix: set {AUTH_TOKEN} to the cluster's token, or unset it; "
+                               f"{_FIX_TOKEN}; see {DOC}")
+    path = os.environ.get(AUTH_TOKEN_PATH)
+    if path and not (token and token.strip()):  # Ray reads the file only without a token
+        problem = _token_file_problem(path)
+        if problem:
+            raise BackendError(f"{AUTH_TOKEN_PATH}={_shown(path)}: {problem}\n  fix: point "
+                               f"{AUTH_TOKEN_PATH} at a file holding the cluster's token, "
+                               f"or unset it; {_FIX_TOKEN}; see {DOC}")
+
+
+def _shown(text: str) -> str:
+    """``text`` for a message: escaped (no control byte reaches the terminal), cut short."""
+    shown = repr(text)
+    return shown if len(shown) <= 120 else shown[:100] + "...'"
+
+
+def _token_file_problem(path: str) -> str | None:
+    """What is wrong with the token file at ``path``, or None."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return "no such file"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if stat.S_ISDIR(st.st_mode):
+        return "a folder, not a file"
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode) else "not a regular file"
+        return f"{kind}: a token is read from a plain file"
+    if st.st_size > MAX_TOKEN_BYTES:
+        return f"{st.st_size:,} bytes, not a token (at most {MAX_TOKEN_BYTES:,} bytes)"
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_TOKEN_BYTES + 1)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    try:
+        text = raw.decode("ascii")
+    except UnicodeDecodeError:
+        return "holds bytes that are not ASCII, not a token"
+    problem = _token_problem(text)
+    return None if problem is None else f"its token is {problem}" if problem == "empty" \
+        else f"not a token: {problem}"
+
+
 def private_token_for_local_ray() -> Undo | None:
     """Set up this process's environment so that a new local ``ray.init()`` writes no token file.
 
@@ -71,16 +162,20 @@ def private_token_for_local_ray() -> Undo | None:
     address, not only on loopback). Nothing is done when ``RAY_AUTH_MODE`` is
     set (the user chose) or Ray has no token authentication.
 
+    ``RAY_AUTH_MODE=token`` set by the user without a token gets the fresh token too
+    (Ray would write one to ``~/.ray/auth_token``); ``disabled`` is left as it is.
+
     Returns:
         a function that puts the environment back (call it after
         ``ray.shutdown()``), or None when nothing was changed.
     """
-    if not ray_has_token_auth() or os.environ.get(AUTH_MODE):
+    mode = (os.environ.get(AUTH_MODE) or "").strip().lower()
+    if not ray_has_token_auth() or mode == "disabled":
         return None
-    changes = {AUTH_MODE: "token"}
+    changes = {} if mode else {AUTH_MODE: "token"}
     if not os.environ.get(AUTH_TOKEN) and not os.environ.get(AUTH_TOKEN_PATH):
         changes[AUTH_TOKEN] = secrets.token_hex(32)
-    return _set_env(changes)
+    return _set_env(changes) if changes else None
 
 
 def check_cluster_auth(address: str) -> Undo | None:

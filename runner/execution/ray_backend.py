@@ -37,10 +37,11 @@ from btlab.execution.batching import (
     hang_limit,
 )
 from btlab.execution.execute import METRIC_COLUMNS, pause_at, run_trial
-from btlab.execution.interrupts import guarding_handlers
+from btlab.execution.interrupts import guarding_handlers, holding_signals
 from btlab.execution.ray_auth import (
     AUTH_TOKEN,
     auth_message,
+    check_auth_env,
     check_cluster_auth,
     is_auth_error,
     private_token_for_local_ray,
@@ -141,6 +142,7 @@ class RayBackend:
     def __init__(self, address: str | None = None, workers: int | None = None,
                  batch_size: int | None = None, max_retries: int = 3, dashboard: bool = False,
                  py_modules: Sequence[str] = ()):
+        check_auth_env()  # before Ray reads them: a bad token made Ray abort the process
         import ray  # heavy: ray takes seconds to import
 
         self._ray = ray
@@ -175,7 +177,7 @@ class RayBackend:
                 _check_reachable(address)
                 self._undo_auth = check_cluster_auth(address)
             try:
-                context = ray.init(**kwargs)
+                context = self._start(kwargs)
             except Exception as exc:  # noqa: BLE001 - ray.init raises many kinds; all mean "no Ray"
                 self._restore_auth()
                 where = address or "an embedded local Ray"
@@ -340,6 +342,43 @@ class RayBackend:
                     ray.cancel(gen, force=True)
                 except Exception:  # noqa: BLE001 - best effort while unwinding
                     pass
+
+    def _start(self, kwargs: dict[str, Any]) -> Any:
+        """``ray.init(**kwargs)``, which a stop signal must not cut short.
+
+        Ray starts its processes (GCS, raylet, dashboard agent, runtime-env agent)
+        from within ``ray.init``; a ``KeyboardInterrupt`` raised in the middle left
+        them running and the driver's half-made core worker crashed the process at
+        exit (status 139). So a stop signal that comes while Ray starts is held
+        (:func:`btlab.execution.interrupts.holding_signals`; ``ray.init`` resets
+        handlers, which :func:`~btlab.execution.interrupts.guarding_handlers` puts
+        back), Ray is shut down as soon as it is up, and ``KeyboardInterrupt`` is
+        raised then: the run exits 130 and leaves no process behind. A second
+        signal, or an error, during the start also shuts down whatever started.
+
+        Raises:
+            KeyboardInterrupt: a stop signal came while Ray started.
+        """
+        ray = self._ray
+        with holding_signals() as held:
+            try:
+                with guarding_handlers():
+                    context = ray.init(**kwargs)
+            except BaseException:
+                self._shutdown_quietly()
+                raise
+            if held:
+                self._shutdown_quietly()
+                raise KeyboardInterrupt(held[0])
+        return context
+
+    def _shutdown_quietly(self) -> None:
+        """Shut down the Ray this backend was starting, holding further signals."""
+        with holding_signals(), guarding_handlers():
+            try:
+                self._ray.shutdown()
+            except Exception:  # noqa: BLE001 - best effort: the start failed already
+                pass
 
     def close(self) -> None:
         if self._owns_ray:

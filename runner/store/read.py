@@ -38,7 +38,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from btlab.errors import ResultsError
-from btlab.store.check import check_identity, damaged, no_results_fix
+from btlab.store.check import check_identity, damaged, move_aside_hint, no_results_fix
 from btlab.store.location import PART_PREFIX, Location, PartInfo, locate, superseded_location
 
 
@@ -110,8 +110,50 @@ def read_footer(loc: Location, path: str) -> PartInfo:
             _FOOTERS[key] = cached
     schema, rows = cached
     raw = schema.metadata or {}
-    meta = {k.decode(): v.decode() for k, v in raw.items() if k.startswith(b"btlab.")}
+    meta = _checked_meta(loc, path, raw)
     return PartInfo(path, loc.shown(path), meta, schema, rows)
+
+
+#: The ``btlab.*`` metadata keys that hold JSON, and the JSON type each holds.
+JSON_META = {"btlab.config": dict, "btlab.overrides": list}
+
+
+def _checked_meta(loc: Location, path: str, raw: dict) -> dict[str, str]:
+    """The ``btlab.*`` metadata of a part as text, checked where it enters: UTF-8, and
+    the keys of :data:`JSON_META` JSON of their type (a part edited or damaged there
+    would make every reader of the folder fail with a traceback).
+
+    Raises:
+        ResultsError: a key that is not text or not JSON, naming the part and the key.
+    """
+    meta: dict[str, str] = {}
+    for k, v in raw.items():
+        if not k.startswith(b"btlab."):
+            continue
+        key = k.decode("utf-8", "replace")
+        try:
+            meta[key] = v.decode()
+        except UnicodeDecodeError as exc:
+            raise _bad_meta(loc, path, key, "UTF-8 text", str(exc)) from None
+        kind = JSON_META.get(key)
+        if kind is not None:
+            try:
+                ok = isinstance(json.loads(meta[key]), kind)
+                why = f"JSON, but not a JSON {'object' if kind is dict else 'array'}"
+            except ValueError as exc:  # json.JSONDecodeError, or a number too long to read
+                ok, why = False, str(exc).splitlines()[0][:200]
+            if not ok:
+                raise _bad_meta(loc, path, key, f"a JSON {'object' if kind is dict else 'array'}",
+                                why)
+    return meta
+
+
+def _bad_meta(loc: Location, path: str, key: str, expected: str, why: str) -> ResultsError:
+    shown = loc.shown(path)
+    return ResultsError(
+        f"{shown}: damaged part file, its Parquet metadata {key} is not {expected} ({why})\n"
+        f"  fix: move it out of the folder ({move_aside_hint(loc, shown)}), then run the "
+        "same `btlab run` command again: it runs that file's trials again")
 
 
 def scan_parts(where: str | Path | Location) -> tuple[Location, list[PartInfo]]:

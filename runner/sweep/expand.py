@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 import pyarrow as pa
 from pydantic import ValidationError
@@ -20,7 +20,15 @@ from pydantic import ValidationError
 from btlab.config.budgets import check_trial_budget
 from btlab.config.messages import add_param_fix, describe
 from btlab.config.model import DEFAULT_TRIAL_CAP, SweepConfig
-from btlab.config.seeds import SEED, seed_count, seed_values, seedless, swept_seeds
+from btlab.config.seeds import (
+    SEED,
+    named_seeds,
+    seed_count,
+    seed_values,
+    seedless,
+    swept_seeds,
+    with_seeds,
+)
 from btlab.config.trial_keys import BUDGET, NEW_KEYS, PROBES, TRIAL_KEYS, resolve, restarts_of
 from btlab.problems import plugins
 from btlab.problems.spec import ParamError
@@ -138,13 +146,19 @@ def iter_trials(config: SweepConfig,
     seen: set = set()
     hashes: dict[str, str] = dict(plugin_hashes or {})
     ranges = _int_ranges(problem.columns)
+    first = _FirstOfSeed(config)
     for block in _blocks(config):
         for p, src in block.combinations(m.include):
             columns = _columns(config, block, p)
-            frozen = json.dumps(columns, sort_keys=True)
-            if frozen in seen:
-                continue
-            seen.add(frozen)
+            ordinary = first.ordinary(block, p, columns, src)
+            if ordinary is not None:
+                if not ordinary:
+                    continue
+            else:
+                frozen = json.dumps(columns, sort_keys=True)
+                if frozen in seen:
+                    continue
+                seen.add(frozen)
             split, trial_plugins = _check_one(config, columns, src, ranges, hashes)
             seed = columns.pop(SEED, m.seed)
             keys = {k: columns.pop(k) for k in NEW_KEYS}
@@ -154,6 +168,36 @@ def iter_trials(config: SweepConfig,
                             split=split, plugins=trial_plugins,
                             budget_backtracks=budget["backtracks"], restarts=restarts,
                             probes=keys[PROBES])
+
+
+class _FirstOfSeed:
+    """Which combinations of a swept seed are the first of their trial, in memory that
+    does not grow with the seeds (a set of every combination seen would hold one entry
+    per seed: 1..200000 is 200,000 entries).
+
+    An *ordinary* seed of ``matrix.seed`` (one that no ``exclude`` or ``include`` entry
+    names, nor the top level: :func:`btlab.config.seeds.named_seeds`) gives the same
+    combinations as every other ordinary seed, in the same order, but for the seed. So a
+    combination of an ordinary seed repeats an earlier one of the same seed exactly
+    when another place in the sweep (its parameters as written, the seed apart) gave
+    the same trial first: one entry per trial of one seed, whatever the range.
+    """
+
+    def __init__(self, config: SweepConfig):
+        m = config.model
+        self.named = named_seeds(config) if SEED in m.matrix else None
+        self.first: dict[str, str] = {}  # seedless columns -> the place that made them first
+
+    def ordinary(self, block: Block, params: dict, columns: dict, src: dict) -> bool | None:
+        """None: not a combination of an ordinary seed (a set of those seen decides);
+        else whether it is the first of its trial."""
+        seed = columns.get(SEED)
+        if (self.named is None or block.added is not None or seed is None
+                or seed in self.named or src.get(SEED, ("",))[0] != "matrix"):
+            return None
+        rest = _json({k: v for k, v in columns.items() if k != SEED})
+        place = _json({k: v for k, v in params.items() if k != SEED})  # as written
+        return self.first.setdefault(rest, place) == place
 
 
 def _check_one(config: SweepConfig, columns: dict, src: dict, ranges: dict,
@@ -217,6 +261,8 @@ def check_blocks(config: SweepConfig, limit: int = EXACT_COUNT_BLOCKS) -> bool:
     """
     if swept_seeds(config) is not None:  # a seed makes no trial unrunnable: check one
         config = seedless(config)
+    else:  # seeds named in entries: those, and two others, stand for every seed
+        config = _few_seeds(config) or config
     include = config.model.include
     hashes: dict[str, str] = {}
     ranges = _int_ranges(config.problem.columns)
@@ -387,10 +433,15 @@ def plan_size(config: SweepConfig, cap: int = DEFAULT_TRIAL_CAP) -> tuple[int, s
         so it was not walked) or ``"more than"`` (counting stopped at n > cap).
     """
     seeds = swept_seeds(config)
-    if seeds is not None:  # each seed is the same sweep again: count it once, multiply
+    # each seed is the same sweep again: count it once, multiply (not with include: an
+    # entry that extends no combination is one trial of its own, not one per seed)
+    if seeds is not None and not config.model.include:
         per_seed = seed_count(seeds)
         n, how = plan_size(seedless(config), max(cap // per_seed, 1))
         return n * per_seed, how
+    by_seed = _plan_by_seed(config, cap)
+    if by_seed is not None:
+        return by_seed
     blocks = product_size(config) // config.model.repeats
     if blocks <= EXACT_COUNT_BLOCKS:  # cheap to count whole, however large the sweep
         return _count(config, None)[0], "exact"
@@ -399,6 +450,59 @@ def plan_size(config: SweepConfig, cap: int = DEFAULT_TRIAL_CAP) -> tuple[int, s
         return quick, "at least"
     n, complete = _count(config, cap)
     return n, "exact" if complete else "more than"
+
+
+def _ordinary_seeds(seeds: Sequence[int], named: set[int], k: int) -> list[int]:
+    """The first ``k`` seeds of ``seeds`` not in ``named`` (fewer when there are none)."""
+    out: list[int] = []
+    for seed in seeds:  # at most len(named) + k steps: named seeds are the only ones skipped
+        if len(out) == k:
+            break
+        if seed not in named and seed not in out:
+            out.append(seed)
+    return out
+
+
+def _few_seeds(config: SweepConfig) -> SweepConfig | None:
+    """``config`` with ``matrix.seed`` cut to its named seeds and two others (the seeds
+    :func:`_plan_by_seed` counts with); None when it has no such cut."""
+    seeds = seed_values(config.model.matrix[SEED]) if SEED in config.model.matrix else None
+    if seeds is None:
+        return None
+    named = {s for s in named_seeds(config) if s in seeds}
+    if seed_count(seeds) - len(named) <= 2:
+        return None
+    return with_seeds(config, sorted(named) + _ordinary_seeds(seeds, named, 2))
+
+
+def _plan_by_seed(config: SweepConfig, cap: int) -> tuple[int, str] | None:
+    """:func:`plan_size` of a sweep whose ``matrix.seed`` is also named in ``exclude`` or
+    ``include``, by arithmetic: a seed that no entry names (nor the top level) is an
+    *ordinary* seed, and every ordinary seed gives the same trials but for the seed
+    (an entry that names a seed matches no other; one that names none matches every
+    seed alike). So the sweep of the named seeds plus one ordinary seed (A trials)
+    and plus two (B) tell what each further ordinary seed adds (B - A), and the count
+    is A + (ordinary - 1) * (B - A), however long the range. None when there are at
+    most two ordinary seeds (the sweep is then counted as it is).
+    """
+    if SEED not in config.model.matrix:
+        return None
+    seeds = seed_values(config.model.matrix[SEED])
+    if seeds is None:
+        return None
+    named = {s for s in named_seeds(config) if s in seeds}  # a range tests `in` by arithmetic
+    ordinary = seed_count(seeds) - len(named)
+    if ordinary <= 2:
+        return None
+    first, second = _ordinary_seeds(seeds, named, 2)
+    small = sorted(named)
+    a, a_how = plan_size(with_seeds(config, small + [first]), cap)
+    if a_how != "exact":
+        return a, a_how
+    b, b_how = plan_size(with_seeds(config, small + [first, second]), cap)
+    if b_how != "exact":
+        return b, b_how
+    return a + (ordinary - 1) * (b - a), "exact"
 
 
 def check_trial_cap(config: SweepConfig, cap: int = DEFAULT_TRIAL_CAP) -> int:

@@ -13,6 +13,7 @@ repeats then costs a few bytes per trial.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any, Container, Iterator, Sequence
 
@@ -75,8 +76,9 @@ def headline_rows(where: Any, columns: Sequence[str], wanted: Container[str],
     names = [c for c in columns if c in schema_all.names]
     kept = [c for c in names if c != "trial_id"]
     key_cols = [c for c in keys if c in kept]
-    index: dict[tuple, int] = {}
-    best: dict[int, tuple[int, int, dict]] = {}   # code -> (repeat, seq, row)
+    index: dict[bytes, int] = {}  # digest of a trial key -> its code (not the key's values)
+    best: dict[int, tuple[int, int, int, int]] = {}  # code -> (repeat, seq, sub, at in sub)
+    subs: list[pa.RecordBatch] = []  # per batch, the rows that were a key's best when read
     messages: dict[int, str] = {}                  # seq of an error row -> its first line
     numbers: dict[str, list[np.ndarray]] = {name: [] for name in _NUMBERS}
     stale: set[str] = set()
@@ -92,13 +94,22 @@ def headline_rows(where: Any, columns: Sequence[str], wanted: Container[str],
         if not batch.num_rows:
             continue
         cols = {c: batch.column(c).to_pylist() for c in (*key_cols, "repeat", "status")}
-        codes = [index.setdefault(k, len(index)) for k in zip(*(cols[c] for c in key_cols))]
+        codes = [index.setdefault(_digest(k), len(index))
+                 for k in zip(*(cols[c] for c in key_cols))]
         repeats = [r or 0 for r in cols["repeat"]]
+        mine_here: dict[int, tuple[int, int]] = {}  # code -> (repeat, at): best in this batch
         for at, (key, rep) in enumerate(zip(codes, repeats)):
             cur = best.get(key)
             if cur is None or rep <= cur[0]:  # the first repeat; its last row if written twice
-                best[key] = (rep, seq + at, {c: batch.column(c)[at].as_py()
-                                             for c in ("trial_id", *kept)})
+                best[key] = (rep, seq + at, -1, -1)
+                mine_here[key] = (rep, at)
+        if mine_here:  # those rows kept as Arrow columns (a few bytes a cell), not dicts
+            ats = sorted(at for _, at in mine_here.values())
+            where_at = {at: i for i, at in enumerate(ats)}
+            for key, (rep, at) in mine_here.items():
+                best[key] = (rep, seq + at, len(subs), where_at[at])
+            subs.append(batch.select(["trial_id", *kept]).take(pa.array(ats, pa.int64())))
+        del mine_here
         failed = np.array([s == "error" for s in cols["status"]], dtype=np.int64)
         if failed.any():
             errors = batch.column("error")
@@ -128,17 +139,29 @@ def headline_rows(where: Any, columns: Sequence[str], wanted: Container[str],
                            ).groupby("code")[["wall_ns", "cpu_ns"]].median()
     failed_at = keep[arrays["error"][keep]]
     del arrays
-    rows = []
-    for code, (_, _, row) in sorted(best.items(), key=lambda item: item[1][1]):
-        row = dict(row)
-        row["wall_ns"], row["cpu_ns"] = medians.loc[code, "wall_ns"], medians.loc[code, "cpu_ns"]
-        rows.append(row)
-    schema = pa.schema([schema_all.field(c) for c in ("trial_id", *kept)])
-    schema = schema.set(schema.get_field_index("wall_ns"), pa.field("wall_ns", pa.float64()))
-    schema = schema.set(schema.get_field_index("cpu_ns"), pa.field("cpu_ns", pa.float64()))
-    frame = pa.Table.from_pylist(rows, schema=schema).to_pandas()
+    chosen = sorted(best.items(), key=lambda item: item[1][1])  # file order of the rows
+    del best, index
+    offsets = np.cumsum([0] + [b.num_rows for b in subs])
+    order_codes = np.array([code for code, _ in chosen], dtype=np.int64)
+    taken = np.array([offsets[sub] + at for _, (_, _, sub, at) in chosen], dtype=np.int64)
+    del chosen
+    fields = [schema_all.field(c) for c in ("trial_id", *kept)]
+    table = (pa.Table.from_batches(subs, schema=pa.schema(fields)) if subs
+             else pa.schema(fields).empty_table()).take(pa.array(taken))
+    del subs, taken
+    for name in ("wall_ns", "cpu_ns"):  # the median over the repeats, per trial key
+        values = medians[name].reindex(order_codes).to_numpy(dtype=np.float64)
+        table = table.set_column(table.schema.get_field_index(name), name, pa.array(values))
+    frame = table.to_pandas(self_destruct=True, split_blocks=True)
+    del table
     first = messages.get(int(failed_at.min())) if len(failed_at) else None
     return HeadlineRows(frame, len(keep), len(stale), len(failed_at), first)
+
+
+def _digest(key: tuple) -> bytes:
+    """16 bytes standing for a trial key (its values' repr: exact, and 1 is not 1.0 nor
+    True): a million keys cost about 100 bytes each, not a tuple of Python values."""
+    return hashlib.blake2b(repr(key).encode(), digest_size=16).digest()
 
 
 def _batches(loc: Any, infos: list, fields: list) -> Iterator[Any]:
