@@ -67,7 +67,15 @@ from btlab.store.schema import (
     software_provenance,
     version_family,
 )
-from btlab.store.superseded import Pruned, Tidied, aside_name, clear_superseded, supersede
+from btlab.store.superseded import (
+    RECORD_DEFAULTS,
+    RECORD_KEYS,
+    Pruned,
+    Tidied,
+    aside_name,
+    clear_superseded,
+    supersede,
+)
 from btlab.store.writes import (
     TEST_FAULT_ENV,
     check_writable,
@@ -288,7 +296,8 @@ class ResultStore:
             True when a part was written.
         """
         stored = newest_meta(self.loc)
-        if all(stored.get(k) == self._meta[k] for k in ("btlab.config", "btlab.plugins")):
+        # a part written before plug-in hashes were stored ran none if its config has none
+        if all(stored.get(k, RECORD_DEFAULTS.get(k)) == self._meta[k] for k in RECORD_KEYS):
             return False
         self._write(pa.Table.from_pylist([], schema=self.schema))
         return True

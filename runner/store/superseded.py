@@ -49,6 +49,9 @@ from btlab.store.read import iter_batches, list_parts, read_footer, scan_parts
 
 #: The metadata keys that say which config (and plug-in sources) a part's rows answer.
 RECORD_KEYS = ("btlab.config", "btlab.plugins")
+#: What a part written before a key was stored means by its absence (no plug-in hashes:
+#: a btlab from before they were stored; the config's trial ids then hash the plug-ins' files).
+RECORD_DEFAULTS = {"btlab.plugins": "{}"}
 
 
 class AsideStore(Protocol):
@@ -191,7 +194,8 @@ def supersede(store: AsideStore, wanted: Any) -> Tidied:
     stale: Counter[str] = Counter()
     record = {k: store.schema.metadata.get(k.encode(), b"").decode() for k in RECORD_KEYS}
     for info in top:  # an empty part of another config records a config no longer run
-        if not info.rows and any(info.meta.get(k, "") != v for k, v in record.items()):
+        if not info.rows and any(info.meta.get(k, RECORD_DEFAULTS.get(k, "")) != v
+                                 for k, v in record.items()):
             stale[info.path] = 0
     chunks: list[np.ndarray] = []
     for path, batch in iter_batches(loc, ["trial_id"], top):
