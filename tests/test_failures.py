@@ -200,7 +200,10 @@ def test_more_failures_than_listed_are_counted_with_where_to_find_them(tmp_path)
     assert proc.returncode == 1
     # one message, 25 times: printed once as it happens, and once with its count at the end
     assert proc.stdout.count("failed: trial ") == 1
-    assert proc.stdout.count("RuntimeError: fault injected") == 2 + 1  # + the headline's
+    # + the headline's first error, + the finding's ("All 25 trials failed (first error: ...)")
+    assert proc.stdout.count("RuntimeError: fault injected") == 2 + 1 + 1
+    assert "Finding: All 25 trials failed (first error: RuntimeError: fault injected" in (
+        " ".join(proc.stdout.split()))
     assert (f"  25 trials: RuntimeError: fault injected by BTLAB_TEST_FAULT (test hook) "
             f"(the first: trial {ids[0]} (") in proc.stdout
     assert f"btlab show {out}" in proc.stdout
