@@ -232,11 +232,28 @@ def check_arguments(rows: int, cols: int, start: tuple[int, int], mode: str | Mo
     return row * cols + col, moves, first
 
 
+def warm_loop(name: str) -> None:
+    """Compile (or load from the disk cache) one loop of :mod:`.loops` and the board
+    tables' kernel: a small search that runs it (:attr:`.loops.Loop.sample`)."""
+    rows, cols, heuristic, tie_break, first = loops.loops()[name].sample
+    run_knights(rows, cols, 0, DEFAULT_MOVE_ORDER, heuristic, tie_break, first, False,
+                Budget(1000, None), 1)
+
+
 def warm_up() -> None:
-    """Compile (or load from the disk cache) every knight's-tour kernel signature in use."""
+    """Compile (or load from the disk cache) every knight's-tour kernel signature in use:
+    every loop of :mod:`.loops` and the all-in-one :func:`knights_run`."""
     moves = DEFAULT_MOVE_ORDER
-    for heuristic in compiled_heuristics():
-        run_knights(3, 4, 0, moves, heuristic, "random", True, False, Budget(1000, None), 1)
-    run_knights(3, 4, 0, moves, "warnsdorff", "pohl", False, True, Budget(None, 10.0), 1)
+    tables = geometry(3, 4, moves)
+    assert tables is not None
+    nbr, count, dist2, maxd2 = tables
+    nbr8, nmask = mask_tables(3, 4, moves)
+    params = np.array([1, 1, 1, 0, 0, 1000, -1, maxd2, 0, 1 << 62], dtype=np.int64)
+    knights_run(nbr, count, dist2, nbr8, nmask, params, np.zeros(N_STATE, np.int64),
+                np.ones(1, np.uint64), np.zeros(12, np.uint8), _NO_DEGREES,
+                np.zeros(12, np.uint32), np.zeros((12, N_FRAME), np.uint32),
+                np.zeros(12, np.int64), np.zeros(12, np.int32))
+    for name in loops.loops():
+        warm_loop(name)
     # geometry of a board above the cache threshold goes through the same kernel
     _geometry(1, 1, moves)
