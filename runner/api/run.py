@@ -42,8 +42,8 @@ from btlab.config.model import SweepConfig, load_config, parse_config
 from btlab.errors import ConfigError
 from btlab.execution.backends import Backend, make_backend
 from btlab.execution.execute import pause_at
-from btlab.execution.kernels import load_kernels
 from btlab.execution.interrupts import catching_signals, holding_signals
+from btlab.execution.kernels import load_kernels
 from btlab.execution.split_run import Checkpoints
 from btlab.problems import plugins
 from btlab.store.folder import ResultStore

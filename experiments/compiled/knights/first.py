@@ -180,21 +180,43 @@ def run64_first(table, params, state, path, stack, tour):
     return code
 
 
+#: A square's row in :func:`wide_table`: its neighbours, a sentinel, its count.
+WIDE_ROW = 10
+_U_WIDE_ROW = np.uint64(WIDE_ROW)
+_U_WIDE_COUNT = np.uint64(WIDE_ROW - 1)
+
+
+def wide_table(nbr: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """The board of :func:`runwide_first` in one uint32 array, :data:`WIDE_ROW` slots a
+    square: its on-board neighbours in move order, then the sentinel ``size`` (a square
+    off the board that is never visited: the skip over visited neighbours stops there
+    with no bound to test), and in the last slot its neighbour count."""
+    size = count.shape[0]
+    table = np.zeros((size, WIDE_ROW), np.uint32)
+    table[:, :8] = nbr
+    table[np.arange(size), count] = size
+    table[:, WIDE_ROW - 1] = count
+    return table.reshape(size * WIDE_ROW)
+
+
 @njit(cache=True, nogil=True)
-def runwide_first(nbr, count, params, state, visited, path, nxt, tour):
+def runwide_first(table, params, state, visited, path, stack, tour):
     """Heuristic ``none``, ties by move order, ``mode: first``, on any board.
 
     Args:
-        nbr: uint32 (size, 8); count: int32 (size,): the geometry.
-        params, state, visited, path, tour: as :func:`.kernel.knights_run`'s.
-        nxt: int64 (size,): as :func:`run64_first`'s.
+        table: uint32 (size * WIDE_ROW,), the board (:func:`wide_table`).
+        params, state, path, tour: as :func:`.kernel.knights_run`'s (``path``
+            is written back on return).
+        visited: uint8 (size + 1,): the visited flags, and the sentinel's 0.
+        stack: int64 (size,): per depth, the slot of the next move to try
+            (``square * WIDE_ROW + move index``), kept across calls.
 
     Returns:
         The status code, as :func:`.kernel.knights_run`.
     """
-    size = count.shape[0]
+    size = path.shape[0]
     closed = params[P_CLOSED] != 0
-    start = params[P_START]
+    start = np.uint32(params[P_START])
     cap = params[P_CAP]
     base = params[P_BASE]
     dead_ends = state[S_DEAD_ENDS]
@@ -204,6 +226,7 @@ def runwide_first(nbr, count, params, state, visited, path, nxt, tour):
     depth = state[S_DEPTH]
     sq = np.uint64(state[S_SQ])
     have_tour = state[S_HAVE_TOUR]
+    end = np.uint32(size)
     limit, todo, bt_left = budget_left(params, state)
     entry_todo, entry_bt_left = todo, bt_left
     code = _EXHAUSTED
@@ -214,36 +237,37 @@ def runwide_first(nbr, count, params, state, visited, path, nxt, tour):
             break
         todo -= 1
         visited[sq] = 1
-        path[np.uint64(depth)] = sq
         depth += 1
         if depth > max_depth:
             max_depth = depth
-        m = np.uint64(count[sq])
-        k = _ZERO
-        while k < m and visited[nbr[sq, k]] != 0:
+        row = sq * _U_WIDE_ROW
+        k = row
+        while visited[table[k]] != 0:  # the sentinel is never visited
             k += _ONE
-        if k < m:
-            checks += count[sq]
-            nxt[np.uint64(depth - 1)] = np.int64(k + _ONE)
-            sq = np.uint64(nbr[sq, k])
-            continue  # the first unvisited onward square, found by the dead-end test
+        c = table[k]
+        if c != end:  # the first unvisited onward square, found by the dead-end test
+            checks += np.int64(table[row + _U_WIDE_COUNT])
+            stack[np.uint64(depth - 1)] = np.int64(k + _ONE)
+            sq = np.uint64(c)
+            continue
         if depth == size:
-            if not closed:
-                ok = True
-            else:
-                ok = False
-                for j in range(count[sq]):
-                    if nbr[sq, j] == start:
+            ok = not closed
+            if closed:
+                for j in range(table[row + _U_WIDE_COUNT]):
+                    if table[row + np.uint64(j)] == start:
                         ok = True
             if ok:
                 solutions += 1
                 have_tour = 1
+                for j in range(base, size - 1):
+                    path[j] = np.uint32(np.uint64(stack[j]) // _U_WIDE_ROW)
+                path[size - 1] = np.uint32(sq)
                 for j in range(size):
                     tour[j] = path[j]
                 code = _SOLVED
                 break
         else:
-            checks += count[sq]
+            checks += np.int64(table[row + _U_WIDE_COUNT])
         dead_ends += 1
         if bt_left == 0:
             code = _BACKTRACK_LIMIT
@@ -256,17 +280,16 @@ def runwide_first(nbr, count, params, state, visited, path, nxt, tour):
         # -- the next child to place, undoing exhausted frames --
         while True:
             top = np.uint64(depth - 1)
-            s = np.uint64(path[top])
-            k = np.uint64(nxt[top])
-            m = np.uint64(count[s])
-            while k < m and visited[nbr[s, k]] != 0:
+            k = np.uint64(stack[top])
+            while visited[table[k]] != 0:
                 k += _ONE
-            if k < m:
-                nxt[top] = np.int64(k + _ONE)
-                sq = np.uint64(nbr[s, k])
+            c = table[k]
+            if c != end:
+                stack[top] = np.int64(k + _ONE)
+                sq = np.uint64(c)
                 break
             depth -= 1
-            visited[s] = 0
+            visited[k // _U_WIDE_ROW] = 0
             if bt_left == 0:
                 code = _BACKTRACK_LIMIT
                 break
@@ -275,6 +298,9 @@ def runwide_first(nbr, count, params, state, visited, path, nxt, tour):
                 break
         if code == _BACKTRACK_LIMIT or depth == base:
             break
+    if code != _SOLVED:
+        for j in range(base, depth):
+            path[j] = np.uint32(np.uint64(stack[j]) // _U_WIDE_ROW)
     store_state(state, entry_todo - todo, entry_bt_left - bt_left, dead_ends, checks, solutions,
                 max_depth, depth, sq, have_tour)
     return code

@@ -41,6 +41,7 @@ from numba import njit
 from btlab.experiments.compiled._driver import PAUSE_EVERY, drive, pause_mask  # noqa: F401 - PAUSE_EVERY: documented here
 from btlab.experiments.compiled.knights import loops
 from btlab.experiments.compiled.knights.fast import run64_plain, run64_warnsdorff
+from btlab.experiments.compiled.knights.first import wide_table
 from btlab.experiments.compiled.knights.general import run_general
 from btlab.experiments.compiled.knights.random64 import run64_random
 from btlab.experiments.compiled.knights.tables import (  # noqa: F401 - re-exported
@@ -177,7 +178,7 @@ def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: st
     state[S_SQ] = start_sq
     state[S_DEPTH] = len(prefix)
     rng = np.array([seed & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64)
-    visited = np.zeros(size, np.uint8)
+    visited = np.zeros(size + 1, np.uint8)  # the last: the sentinel of .first.wide_table
     path = np.zeros(size, np.uint32)
     frames = np.zeros((size, N_FRAME), np.uint32)
     found = np.zeros(size, np.int64)
@@ -200,6 +201,8 @@ def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: st
               "path": path, "frames": frames, "found": found, "tour": tour}
     if "table" in loop.takes:
         bundle["table"] = row_table(rows, cols, moves)
+    if "wide" in loop.takes:
+        bundle["wide"] = wide_table(nbr, count)
     status = drive(loop.kernel, tuple(bundle[name] for name in loop.takes), budget)
     solution = tuple(tour.tolist()) if state[S_HAVE_TOUR] else None
     return SearchResult(status, int(state[S_NODES]), int(state[S_BACKTRACKS]),

@@ -103,7 +103,7 @@ LOOPS: tuple[Loop, ...] = (
     Loop("run64_keyed", run64_keyed,
          _args("nbr8 count nmask dist2 params state path frames found tour"),
          lambda s: s.small, (3, 4, "warnsdorff", "pohl", False)),
-    Loop("runwide_first", runwide_first, _args("nbr count params state visited path found tour"),
+    Loop("runwide_first", runwide_first, _args("wide params state visited path found tour"),
          lambda s: s.heuristic == "none" and s.tie == "move_order" and s.first,
          (9, 9, "none", "move_order", True), pauses=True),
     Loop("runwide_plain", runwide_plain,
