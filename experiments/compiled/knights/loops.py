@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 from btlab.experiments.compiled.knights.fast import MASK_SQUARES, run64_plain, run64_warnsdorff
 from btlab.experiments.compiled.knights.first import run64_first, runwide_first
+from btlab.experiments.compiled.knights.general import run_general
 from btlab.experiments.compiled.knights.random64 import run64_random
 from btlab.experiments.compiled.knights.ties64 import run64_keyed
 from btlab.experiments.compiled.knights.wide import runwide_plain, runwide_warnsdorff
@@ -120,22 +121,16 @@ LOOPS: tuple[Loop, ...] = (
 )
 
 
-def _general() -> Loop:
-    # the general loop lives beside knights_run, which imports this module
-    from btlab.experiments.compiled.knights.kernel import run_general
+#: The general loop: every search no entry of :data:`LOOPS` takes.
+GENERAL = Loop("run_general", run_general,
+               _args("nbr count dist2 params state rng visited path frames found tour"),
+               lambda s: True, (9, 9, "warnsdorff", "random", False))
 
-    return Loop("run_general", run_general,
-                _args("nbr count dist2 params state rng visited path frames found tour"),
-                lambda s: True, (9, 9, "warnsdorff", "random", False))
-
-
-_BY_NAME: dict[str, Loop] = {}
+_BY_NAME: dict[str, Loop] = {loop.name: loop for loop in (*LOOPS, GENERAL)}
 
 
 def loops() -> dict[str, Loop]:
     """Every loop by name, :data:`LOOPS` and the general one (last)."""
-    if not _BY_NAME:
-        _BY_NAME.update({loop.name: loop for loop in (*LOOPS, _general())})
     return _BY_NAME
 
 
