@@ -8,6 +8,13 @@ side by side in one run, and asserts nothing about time.
   ``gcc -O2 -march=native`` into a temporary folder at bench time; counters
   checked equal before any time is compared), and nodes per second against the
   pure-Python strategies.
+* First mode (:mod:`bench.first`): the first-mode plain rows (8 x 8 to the tour,
+  9 x 9 under a cap, target at most 1.0x their first-mode twins) also time the
+  twin against dfs.c's count-mode loop and the kernel against its own count-mode
+  loop on the same search.
+* Cold start (:mod:`bench.cold`, ``--only cold``): a whole ``btlab run --backend
+  serial`` of one compiled trial of each kind with an empty kernel cache against a
+  warm one, median of 3, target at most 2x.
 * Variants (:mod:`bench.variants`, ``--only variants``): the other orders, the
   ``unique`` count and the split subtree kernels against their own move-order
   speed on the same tree, in nanoseconds per placement, target at most 1.2x:

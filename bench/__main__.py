@@ -83,15 +83,63 @@ def bench_kernels(quick: bool, tmp: str) -> list[Row]:
                             f"kernel {t.kernel_counters}, C {t.c_counters}", "", "<= 1.1x", "NO"))
             continue
         ratio = t.kernel_s / t.c_s
+        first = case.kind == "knights" and case.args[4:6] == ("none", "first")
+        limit = 1.0 if first else 1.1
         rows.append(Row(f"kernel {case.name}", f"{t.kernel_s:.3f} s, {_rate(nodes, t.kernel_s)}",
                         f"C {t.c_s:.3f} s, {_rate(nodes, t.c_s)}, same counters",
-                        f"{ratio:.2f}x C time ({t.rounds} rounds)", "<= 1.1x",
-                        _verdict(ratio, 1.1)))
+                        f"{ratio:.2f}x C time ({t.rounds} rounds)", f"<= {limit}x",
+                        _verdict(ratio, limit)))
+        if first:
+            rows.extend(_first_mode_checks(case, exe, quick))
         rate.setdefault(case.kind + str(case.args[4:5]), (nodes, t.kernel_s))
     rows.extend(_python_knights(quick, rate))
     nodes, seconds = rate["queens()"]
     rows.extend(_python_queens(quick, nodes, seconds))
     return rows
+
+
+def _first_mode_checks(case, exe: str, quick: bool) -> list[Row]:
+    """A first-mode row's twin against dfs.c's count-mode loop on the same search (the
+    twin must be the faster C), and the kernel against its own count-mode loop."""
+    from bench.twins import Case, best_of_alternating, run_c, timed
+    from btlab.experiments.compiled.knights import loops
+
+    general = Case(case.kind, case.args, general=True)
+    twin, general_c = case.c_args(), general.c_args()
+    (c_first, c_general), _ = best_of_alternating(
+        [lambda: run_c(exe, twin)[1], lambda: run_c(exe, general_c)[1]],
+        [run_c(exe, twin)[1], run_c(exe, general_c)[1]], 4 if quick else 12)
+    kernel = case.kernel()
+    choose = loops.choose
+
+    def count_loop(shape: loops.Shape) -> loops.Loop:  # the loop count mode runs
+        return choose(loops.Shape(shape.small, shape.heuristic, shape.tie, False, shape.cells))
+
+    def own() -> float:
+        loops.choose = count_loop
+        try:
+            return timed(kernel)[1]
+        finally:
+            loops.choose = choose
+
+    (k_first, k_general), _ = best_of_alternating(
+        [lambda: timed(kernel)[1], own], [timed(kernel)[1], own()], 4 if quick else 12)
+    return [Row("  its C twin against dfs.c's count-mode loop on the same search",
+                f"C first-mode {c_first:.3f} s", f"C count-mode loop {c_general:.3f} s",
+                f"{c_first / c_general:.2f}x"),
+            Row("  the kernel against its own count-mode loop on the same search",
+                f"first-mode loop {k_first:.3f} s", f"count-mode loop {k_general:.3f} s",
+                f"{k_first / k_general:.2f}x")]
+
+
+def bench_cold(quick: bool) -> list[Row]:
+    """One compiled trial's whole ``btlab run --backend serial`` with an empty kernel
+    cache against a warm one (:mod:`bench.cold`)."""
+    from bench.cold import TARGET, measure_all
+
+    return [Row(f"cold start {m.label}, 1 trial", f"cold {m.cold_s:.2f} s",
+                f"warm {m.warm_s:.2f} s", f"{m.ratio:.2f}x (median of {m.rounds})",
+                f"<= {TARGET:g}x", _verdict(m.ratio, TARGET)) for m in measure_all(quick)]
 
 
 def _python_knights(quick: bool, rate: dict[str, tuple[int, float]]) -> list[Row]:
@@ -302,16 +350,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true",
                    help="small workloads (a minute or so): checks that everything runs")
     p.add_argument("--workers", type=int, default=2, help="Ray / Pool workers (default 2)")
-    p.add_argument("--only", choices=["kernels", "variants", "runner", "memory", "split"],
+    p.add_argument("--only", choices=["kernels", "cold", "variants", "runner", "memory",
+                                      "split"],
                    action="append",
                    help="run only these sections (repeatable)")
     args = p.parse_args(argv)
-    sections = args.only or ["kernels", "variants", "runner", "memory", "split"]
+    sections = args.only or ["kernels", "cold", "variants", "runner", "memory", "split"]
     t0 = time.perf_counter()
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="btlab-bench-") as tmp:
         if "kernels" in sections:
             rows += bench_kernels(args.quick, tmp)
+        if "cold" in sections:
+            rows += bench_cold(args.quick)
         if "variants" in sections:
             rows += bench_variants(args.quick)
         if "runner" in sections:

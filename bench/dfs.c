@@ -27,15 +27,20 @@
  * columns not yet tried in the rows still open when the search stops.
  *
  * Build: gcc -O2 -march=native -o dfs dfs.c
- * Usage: dfs knights ROWS COLS START_ROW START_COL HEURISTIC(0 none|1 warnsdorff) FIRST(0|1) MAX_NODES
+ * Usage: dfs knights ROWS COLS START_ROW START_COL HEURISTIC(0 none|1 warnsdorff) FIRST(0|1) MAX_NODES [general]
  *        dfs queens N FIRST(0|1) MAX_NODES
  * Output (one line): status nodes backtracks dead_ends checks solutions max_depth seconds
  * status: 1 solved, 2 exhausted, 3 node limit. seconds: CLOCK_MONOTONIC around the search.
+ * First mode without a heuristic runs its own loop (knights64_first, knights_any_first);
+ * `general` runs it on the count-mode loop instead (the twin of the kernel's general
+ * loops). Ctrl-C or SIGTERM stops the first-mode loops within CHECK_EVERY placements:
+ * "interrupted" on stderr, exit status 130.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <time.h>
 
 static const int MOVES[8][2] = {{-1, -2}, {-2, -1}, {-2, 1}, {-1, 2},
@@ -254,6 +259,139 @@ static inline __attribute__((always_inline)) Counters knights_any(int rows, int 
     return z;
 }
 
+/* ------------------------------------------------------------ knight's tour, first mode, plain
+ *
+ * Plain move order to the first tour: what a first-mode search needs and nothing
+ * else. No solution exists before the search ends, so every undone placement is a
+ * backtrack (backtracks = nodes - depth at the end) and no frame keeps a solution
+ * count; the stack is a square and a next move index per depth; the next child is
+ * a tight skip over the visited onward squares in move order; the deepest
+ * placement is kept on push. The node cap and the periodic check for Ctrl-C and
+ * SIGTERM (a flag set by the signal handler, read every CHECK_EVERY placements)
+ * share one comparison per placement.
+ */
+
+#define CHECK_EVERY ((int64_t)1 << 20)
+
+static volatile sig_atomic_t stop_flag = 0;
+static void on_signal(int sig) { (void)sig; stop_flag = 1; }
+
+static inline int64_t next_check(int64_t nodes, int64_t cap) {
+    return nodes + CHECK_EVERY < cap ? nodes + CHECK_EVERY : cap;
+}
+
+static Counters __attribute__((noinline)) knights64_first(int rows, int cols, int start,
+                                                          int64_t cap) {
+    int size = rows * cols;
+    uint8_t nbr[64][8], cnt[64], path[64], nxt[64];
+    uint64_t nmask[64];
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++) {
+            int sq = r * cols + c, k = 0;
+            nmask[sq] = 0;
+            for (int m = 0; m < 8; m++) {
+                int rr = r + MOVES[m][0], cc = c + MOVES[m][1];
+                if (rr >= 0 && rr < rows && cc >= 0 && cc < cols) {
+                    nbr[sq][k++] = (uint8_t)(rr * cols + cc);
+                    nmask[sq] |= (uint64_t)1 << (rr * cols + cc);
+                }
+            }
+            cnt[sq] = (uint8_t)k;
+        }
+    int64_t nodes = 0, dead_ends = 0, checks = 0, solutions = 0, max_depth = 0;
+    int64_t check_at = next_check(0, cap);
+    uint64_t vis = 0;
+    int depth = 0, sq = start, status = 2;
+    for (;;) {
+        if (nodes == check_at) {
+            if (nodes >= cap) { status = 3; break; }
+            if (stop_flag) { status = 5; break; }
+            check_at = next_check(nodes, cap);
+        }
+        nodes++;
+        vis |= (uint64_t)1 << sq;
+        path[depth++] = (uint8_t)sq;
+        if (depth > max_depth) max_depth = depth;
+        if (nmask[sq] & ~vis) {
+            checks += cnt[sq];
+            nxt[depth - 1] = 0;
+        } else {
+            if (depth == size) { solutions = 1; status = 1; break; }
+            checks += cnt[sq];
+            dead_ends++;
+            vis ^= (uint64_t)1 << sq;
+            if (--depth == 0) break;
+        }
+        for (;;) {  /* the next child to place, undoing exhausted frames */
+            int s = path[depth - 1], k = nxt[depth - 1], m = cnt[s];
+            while (k < m && (vis >> nbr[s][k] & 1)) k++;
+            if (k < m) { nxt[depth - 1] = (uint8_t)(k + 1); sq = nbr[s][k]; break; }
+            vis ^= (uint64_t)1 << s;
+            if (--depth == 0) break;
+        }
+        if (depth == 0) break;
+    }
+    Counters z = {nodes, nodes - depth, dead_ends, checks, solutions, max_depth, status};
+    return z;
+}
+
+static Counters __attribute__((noinline)) knights_any_first(int rows, int cols, int start,
+                                                            int64_t cap) {
+    int size = rows * cols;
+    int32_t (*nbr)[8] = calloc(size, sizeof *nbr);
+    int32_t *path = calloc(size, sizeof *path);
+    uint8_t *cnt = calloc(size, 1), *vis = calloc(size, 1), *nxt = calloc(size, 1);
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++) {
+            int sq = r * cols + c, k = 0;
+            for (int m = 0; m < 8; m++) {
+                int rr = r + MOVES[m][0], cc = c + MOVES[m][1];
+                if (rr >= 0 && rr < rows && cc >= 0 && cc < cols) nbr[sq][k++] = rr * cols + cc;
+            }
+            cnt[sq] = (uint8_t)k;
+        }
+    int64_t nodes = 0, dead_ends = 0, checks = 0, solutions = 0, max_depth = 0;
+    int64_t check_at = next_check(0, cap);
+    int depth = 0, sq = start, status = 2;
+    for (;;) {
+        if (nodes == check_at) {
+            if (nodes >= cap) { status = 3; break; }
+            if (stop_flag) { status = 5; break; }
+            check_at = next_check(nodes, cap);
+        }
+        nodes++;
+        vis[sq] = 1;
+        path[depth++] = sq;
+        if (depth > max_depth) max_depth = depth;
+        int k = 0, m = cnt[sq];
+        while (k < m && vis[nbr[sq][k]]) k++;
+        if (k < m) {  /* the dead-end test found the first child */
+            checks += m;
+            nxt[depth - 1] = (uint8_t)(k + 1);
+            sq = nbr[sq][k];
+            continue;
+        }
+        if (depth == size) { solutions = 1; status = 1; break; }
+        checks += m;
+        dead_ends++;
+        vis[sq] = 0;
+        if (--depth == 0) break;
+        for (;;) {  /* the next child to place, undoing exhausted frames */
+            int s = path[depth - 1];
+            k = nxt[depth - 1];
+            m = cnt[s];
+            while (k < m && vis[nbr[s][k]]) k++;
+            if (k < m) { nxt[depth - 1] = (uint8_t)(k + 1); sq = nbr[s][k]; break; }
+            vis[s] = 0;
+            if (--depth == 0) break;
+        }
+        if (depth == 0) break;
+    }
+    Counters z = {nodes, nodes - depth, dead_ends, checks, solutions, max_depth, status};
+    free(nbr); free(path); free(cnt); free(vis); free(nxt);
+    return z;
+}
+
 /* One copy of each search per heuristic: the heuristic's tests fold away. */
 static Counters __attribute__((noinline)) knights64_none(int rows, int cols, int start, int first,
                                                          int64_t cap) {
@@ -272,7 +410,11 @@ static Counters __attribute__((noinline)) knights_any_warnsdorff(int rows, int c
     return knights_any(rows, cols, start, 1, first, cap);
 }
 
-static Counters knights(int rows, int cols, int start, int warnsdorff, int first, int64_t cap) {
+static Counters knights(int rows, int cols, int start, int warnsdorff, int first, int64_t cap,
+                        int general) {
+    if (first && !warnsdorff && !general)
+        return rows * cols <= 64 ? knights64_first(rows, cols, start, cap)
+                                 : knights_any_first(rows, cols, start, cap);
     if (rows * cols <= 64)
         return warnsdorff ? knights64_warnsdorff(rows, cols, start, first, cap)
                           : knights64_none(rows, cols, start, first, cap);
@@ -331,7 +473,9 @@ static Counters queens(int n, int first, int64_t cap) {
 int main(int argc, char **argv) {
     Counters z;
     double t0, t1;
-    if (argc == 9 && !strcmp(argv[1], "knights")) {
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    if ((argc == 9 || argc == 10) && !strcmp(argv[1], "knights")) {
         int rows = atoi(argv[2]), cols = atoi(argv[3]);
         int start = atoi(argv[4]) * cols + atoi(argv[5]);
         int warnsdorff = atoi(argv[6]), first = atoi(argv[7]);
@@ -341,7 +485,8 @@ int main(int argc, char **argv) {
             return 2;
         }
         t0 = now();
-        z = knights(rows, cols, start, warnsdorff, first, cap);
+        z = knights(rows, cols, start, warnsdorff, first, cap,
+                    argc == 10 && !strcmp(argv[9], "general"));
         t1 = now();
     } else if (argc == 5 && !strcmp(argv[1], "queens")) {
         int n = atoi(argv[2]);
@@ -353,6 +498,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: dfs knights ROWS COLS SR SC HEURISTIC FIRST MAX_NODES | "
                         "dfs queens N FIRST MAX_NODES\n");
         return 2;
+    }
+    if (z.status == 5) {
+        fprintf(stderr, "interrupted\n");
+        return 130;
     }
     printf("%d %lld %lld %lld %lld %lld %lld %.9f\n", z.status, (long long)z.nodes,
            (long long)z.backtracks, (long long)z.dead_ends, (long long)z.checks,

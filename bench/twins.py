@@ -67,6 +67,8 @@ class Case:
 
     kind: str
     args: tuple
+    #: run the C side on dfs.c's count-mode loop even in first mode (``general``)
+    general: bool = False
 
     @property
     def name(self) -> str:
@@ -83,7 +85,7 @@ class Case:
         if self.kind == "knights":
             rows, cols, r, c, heuristic, mode, _ = self.args
             return ["knights", rows, cols, r, c, int(heuristic == "warnsdorff"),
-                    int(mode == "first"), cap]
+                    int(mode == "first"), cap, *(["general"] if self.general else [])]
         n, mode, _ = self.args
         return ["queens", n, int(mode == "first"), cap]
 
@@ -111,13 +113,14 @@ CASES = [Case("knights", (rows, cols, r, c, h, mode, cap))
 
 
 def workloads(quick: bool) -> list[Case]:
-    """The timed searches: plain move order (first tour and count), Warnsdorff with
-    move-order ties (count under a node cap), a board over 64 squares (the general
-    path), and the N-Queens count."""
+    """The timed searches: plain move order (first tour, on 8 x 8 and on 9 x 9 under a
+    node cap: the first-mode loops; and count), Warnsdorff with move-order ties (count
+    under a node cap), a board over 64 squares, and the N-Queens count."""
     nodes = 2_000_000 if quick else 20_000_000
     return [
         Case("knights", (6, 6, 0, 0, "none", "first", None) if quick else
              (8, 8, 0, 0, "none", "first", None)),
+        Case("knights", (9, 9, 0, 0, "none", "first", nodes)),
         Case("knights", (8, 8, 0, 1, "none", "count", nodes)),
         Case("knights", (8, 8, 0, 1, "warnsdorff", "count", nodes)),
         Case("knights", (9, 9, 0, 0, "none", "count", nodes)),

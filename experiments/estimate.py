@@ -250,7 +250,7 @@ def knuth_knights(rows: int, cols: int, start: tuple[int, int], *, closed: bool,
             # heavy: numba loads on import
             from btlab.experiments.compiled import warm_up
             from btlab.experiments.compiled.estimate_kernel import run_knights_probes
-        warm_up("estimate")  # before the clock starts: compiling is not probing
+        warm_up("estimate:knights")  # before the clock starts: compiling is not probing
         return make_estimate(*run_knights_probes(rows, cols, start_sq, bool(closed), probes,
                                                  seed, budget))
     budget.start()
@@ -350,7 +350,7 @@ def knuth_queens(n: int, *, unique: bool, probes: int, seed: int, max_nodes: int
         if n > MAX_N:
             raise ValueError(f"n must be between 1 and {MAX_N} for the compiled engine, "
                              f"got {n}")
-        warm_up("estimate")
+        warm_up("estimate:queens")
         return make_estimate(*run_queens_probes(n, bool(unique), probes, seed, budget))
     budget.start()
     return _queens_probes(n, bool(unique), probes, seed, budget)

@@ -9,7 +9,10 @@
   :mod:`btlab.experiments.split.subtrees`).
 * :mod:`.estimate_kernel` -- the Knuth probes of :mod:`btlab.experiments.estimate`
   (its ``engine="compiled"``).
-* :func:`warm_up` -- compile or load the kernels before a timed call.
+* :func:`warm_up` -- compile or load the kernels before a timed call: a family, or
+  the one loop a search runs (:func:`knights_kind`), chosen in Python before numba
+  compiles anything (:mod:`.knights.loops`), so that a process compiles only the
+  loops of its own searches.
 
 Kernels are compiled once per process, on first use, and cached on disk
 (numba ``cache=True``; see :mod:`btlab.experiments.compiled._cache` for where), so a
@@ -33,10 +36,11 @@ Modules:
 
 from __future__ import annotations
 
+import functools
 import operator
 import threading
 import time
-from typing import Sequence
+from typing import Callable, Sequence
 
 from btlab.experiments.compiled._cache import configure as _configure_cache
 
@@ -44,20 +48,48 @@ CACHE_DIR = _configure_cache()
 
 from btlab.experiments.compiled import estimate_kernel, queens_kernel  # noqa: E402
 from btlab.experiments.compiled.knights import kernel as knights_kernel  # noqa: E402
+from btlab.experiments.compiled.knights import loops as knights_loops  # noqa: E402
 from btlab.experiments.core import Budget, Mode, SearchResult  # noqa: E402
 from btlab.experiments.knights.solve import DEFAULT_MOVE_ORDER  # noqa: E402
 from btlab.experiments.loading import interrupts_held  # noqa: E402
 
-__all__ = ["CACHE_DIR", "KINDS", "knights_subtree_compiled", "queens_subtree_compiled",
-           "solve_knights_compiled", "solve_queens_compiled", "warm_up"]
+__all__ = ["CACHE_DIR", "KINDS", "compiled_count", "knights_kind", "knights_subtree_compiled",
+           "queens_subtree_compiled", "solve_knights_compiled", "solve_queens_compiled",
+           "warm_up", "warm_up_kinds"]
 
-#: The kernel families :func:`warm_up` knows.
+#: The kernel families :func:`warm_up` knows (each one: every kernel of the family).
 KINDS = ("knights", "queens", "estimate")
 
 _WARM: dict[str, bool] = {}
 _WARM_LOCK = threading.Lock()
-_WARMERS = {"knights": knights_kernel.warm_up, "queens": queens_kernel.warm_up,
-            "estimate": estimate_kernel.warm_up}
+_WARMERS: dict[str, Callable[[], None]] = {
+    "knights": knights_kernel.warm_up, "queens": queens_kernel.warm_up,
+    "estimate": estimate_kernel.warm_up, "estimate:knights": estimate_kernel.warm_up_knights,
+    "estimate:queens": estimate_kernel.warm_up_queens,
+    **{f"knights:{name}": functools.partial(knights_kernel.warm_loop, name)
+       for name in knights_loops.loops()}}
+
+
+def knights_kind(size: int, heuristic: str, tie_break: str, first: bool) -> str:
+    """The :func:`warm_up` kind of the one loop a knight's-tour search runs
+    (``knights:<loop>``, :mod:`btlab.experiments.compiled.knights.loops`)."""
+    return "knights:" + knights_loops.choose(
+        knights_loops.shape(size, heuristic, tie_break, first)).name
+
+
+def warm_up_kinds() -> tuple[str, ...]:
+    """Every kind :func:`warm_up` takes: the families, then one per loop or probe kernel."""
+    return tuple(_WARMERS)
+
+
+def compiled_count() -> int:
+    """How many kernel signatures this process has compiled so far (numba's cache
+    misses; a kernel loaded from the disk cache is a hit): tells a compile from a load."""
+    kernels = [loop.kernel for loop in knights_loops.loops().values()]
+    kernels += [knights_kernel.knights_run, knights_kernel.build_geometry,
+                queens_kernel.queens_run, estimate_kernel.knights_probes,
+                estimate_kernel.queens_probes]
+    return sum(sum(k.stats.cache_misses.values()) for k in kernels)
 
 
 def warm_up(kind: str) -> int:
@@ -65,7 +97,10 @@ def warm_up(kind: str) -> int:
 
     Args:
         kind: ``knights``, ``queens`` or ``estimate`` (the Knuth probes of
-            :mod:`btlab.experiments.estimate`).
+            :mod:`btlab.experiments.estimate`): every kernel of the family; or
+            one loop or probe kernel alone, so that a process compiles only what
+            its searches run: ``knights:<loop>`` (:func:`knights_kind`),
+            ``estimate:knights``, ``estimate:queens`` (:func:`warm_up_kinds`).
 
     A ``KeyboardInterrupt`` (Ctrl-C, a non-forced ``ray.cancel``) that arrives
     meanwhile is held until the kernels are ready (compiling imports more of
@@ -80,7 +115,7 @@ def warm_up(kind: str) -> int:
         ValueError: an unknown kind.
     """
     if kind not in _WARMERS:
-        raise ValueError(f"unknown kernel kind {kind!r}; expected one of {KINDS}")
+        raise ValueError(f"unknown kernel kind {kind!r}; expected one of {warm_up_kinds()}")
     if _WARM.get(kind):
         return 0
     with _WARM_LOCK:
@@ -144,7 +179,8 @@ def solve_knights_compiled(
     start_sq, moves, first = knights_kernel.check_arguments(
         rows, cols, start, mode, heuristic, tie_break, move_order)
     budget = Budget(max_nodes, max_seconds, max_backtracks)
-    compile_ns = warm_up("knights")
+    # this search's loop alone (compiling every loop would take seconds more)
+    compile_ns = warm_up(knights_kind(rows * cols, heuristic, tie_break, first))
     budget.start()  # after loading the kernels (compile_ns), before the board's tables
     return knights_kernel.run_knights(rows, cols, start_sq, moves, heuristic, tie_break,
                                       first, bool(closed), budget, seed,
@@ -258,7 +294,7 @@ def knights_subtree_compiled(
         if (rb - ra, cb - ca) not in steps:
             raise ValueError(f"squares {a} and {b} of the path are not a knight's move apart")
     budget = Budget(max_nodes, max_seconds)
-    compile_ns = warm_up("knights")
+    compile_ns = warm_up(knights_kind(rows * cols, heuristic, tie_break, first))
     return knights_kernel.run_knights(rows, cols, root_sq, moves, heuristic, tie_break, first,
                                       bool(closed), budget, seed, {"compile_ns": compile_ns},
                                       prefix=path[:-1], chunked=True)

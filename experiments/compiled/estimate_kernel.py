@@ -338,6 +338,12 @@ def run_queens_probes(n: int, unique: bool, probes: int, seed: int,
 
 def warm_up() -> None:
     """Compile (or load from the disk cache) the probe kernels."""
+    warm_up_knights()
+    warm_up_queens()
+
+
+def warm_up_knights() -> None:
+    """Compile (or load from the disk cache) the knight's-tour probe kernel alone."""
     budget = Budget(None, 10.0)
     tables = knights_kernel.geometry(3, 4, DEFAULT_MOVE_ORDER)
     assert tables is not None
@@ -346,6 +352,12 @@ def warm_up() -> None:
     rng = np.array([1], dtype=np.uint64)
     knights_probes(tables[0], tables[1], _params(budget, 2, 0, True), state, moments, rng,
                    np.zeros(12, np.uint8), np.zeros(12, np.uint32))
+
+
+def warm_up_queens() -> None:
+    """Compile (or load from the disk cache) the N-Queens probe kernel alone."""
+    budget = Budget(None, 10.0)
+    rng = np.array([1], dtype=np.uint64)
     queens_probes(_params(budget, 2, unique=True, n=6), np.zeros(N_STATE, np.int64),
                   np.zeros(N_MOMENTS, np.float64), rng, np.zeros(6, np.int64),
                   np.zeros((2, 6), np.int64))

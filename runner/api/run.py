@@ -44,6 +44,7 @@ from btlab.execution.backends import Backend, make_backend
 from btlab.execution.batching import OPTION_MAXIMA
 from btlab.execution.execute import pause_at
 from btlab.execution.interrupts import catching_signals, holding_signals
+from btlab.execution.kernels import load_kernels
 from btlab.execution.ray_auth import check_auth_env
 from btlab.execution.split_run import Checkpoints
 from btlab.problems import plugins
@@ -335,11 +336,15 @@ def sweep(config: ConfigSource, *overrides: str, backend: str = "ray",
     # anything is written, a second one (below) feeds the backend.
     refs: set[str] = set()  # plug-ins the trials run, shipped to Ray workers
     hashes: dict[str, str] = {}  # their source hashes, stored with the config
+    kinds: set[str] = set()  # the compiled kernels they run (btlab.execution.kernels)
+    kernels_of = cfg.problem.kernels
 
     def ids():
         for t in iter_trials(cfg):
             refs.update(t.plugins)
             hashes.update(t.plugins)
+            if kernels_of is not None:
+                kinds.update(kernels_of(t.columns))
             yield t.trial_id
 
     wanted = TrialIds(ids())  # 8 bytes a trial, held for the whole run
@@ -384,6 +389,7 @@ def sweep(config: ConfigSource, *overrides: str, backend: str = "ray",
                  "an interrupted run (reused unless its split or budget changed)")
         failed, interrupted, ran, elapsed = 0, False, None, 0.0
         if to_run:
+            load_kernels(kinds, tell)  # before the first trial and the progress clock
             failed, interrupted, ran, elapsed = _run_trials(
                 backend, dict(address=address, workers=workers, batch_size=batch_size,
                               dashboard=dashboard, py_modules=plugins.ship_paths(sorted(refs))),

@@ -5,6 +5,7 @@ Modules:
 - ``backends``: Backends run trials and yield their rows as they finish.
 - ``batching``: How trials are batched into Ray tasks, and when a running task counts as hung.
 - ``execute``: Run one trial, wherever it runs: solve, time, verify, and make its row.
+- ``kernels``: The driver compiles or loads a sweep's compiled kernels before its first trial.
 - ``interrupts``: Signals are never trial errors: Ctrl-C and SIGTERM end the run, whatever a
   trial makes of them.
 - ``ray_auth``: Ray's token authentication, as btlab meets it (Ray 2.52 and later; a no-op

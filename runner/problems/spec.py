@@ -150,6 +150,9 @@ class ProblemSpec:
             are arithmetic, so a sweep is counted without listing them).
         prepare: ``columns -> extra column values``, called before a trial's
             clock starts (compiling kernels; ``compile_ns``), or None.
+        kernels: ``columns -> the compiled kernels the trial runs`` (names
+            :func:`btlab.experiments.compiled.warm_up` takes), or None: the driver
+            compiles or loads a sweep's kernels before its first trial.
         split: how its trials split (:class:`SplitSupport`), or None: a config
             with ``split`` is refused.
         headline: ``(rows, console) -> None`` printing the headline tables of
@@ -211,6 +214,7 @@ class ProblemSpec:
     expand_all: Mapping[str, Callable[[Mapping[str, Any]], Sequence[Any]]] = field(
         default_factory=dict)
     prepare: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
+    kernels: Callable[[Mapping[str, Any]], tuple[str, ...]] | None = None
     split: SplitSupport | None = None
     headline: str | Callable[[pd.DataFrame, Console], None] | None = None
     report: str | Callable[[pd.DataFrame], str] | None = None

@@ -38,15 +38,12 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
-from btlab.experiments.compiled._driver import BACKTRACK_LIMIT as _BACKTRACK_LIMIT
-from btlab.experiments.compiled._driver import EXHAUSTED as _EXHAUSTED
-from btlab.experiments.compiled._driver import NODE_LIMIT as _NODE_LIMIT
 from btlab.experiments.compiled._driver import PAUSE_EVERY, drive, pause_mask  # noqa: F401 - PAUSE_EVERY: documented here
-from btlab.experiments.compiled._driver import PAUSED as _PAUSED
-from btlab.experiments.compiled._driver import SOLVED as _SOLVED
+from btlab.experiments.compiled.knights import loops
 from btlab.experiments.compiled.knights.fast import run64_plain, run64_warnsdorff
+from btlab.experiments.compiled.knights.first import wide_table
+from btlab.experiments.compiled.knights.general import run_general
 from btlab.experiments.compiled.knights.random64 import run64_random
-from btlab.experiments.compiled.knights.shuffle64 import mod_small
 from btlab.experiments.compiled.knights.tables import (  # noqa: F401 - re-exported
     GEOMETRY_CHUNK_SQUARES,
     Geometry,
@@ -54,6 +51,7 @@ from btlab.experiments.compiled.knights.tables import (  # noqa: F401 - re-expor
     build_geometry,
     geometry,
     mask_tables,
+    row_table,
 )
 from btlab.experiments.compiled.knights.ties64 import run64_keyed
 from btlab.experiments.compiled.knights.wide import (
@@ -92,12 +90,6 @@ N_STATE = 9
 F_COUNT, F_NEXT = 8, 9
 N_FRAME = 10
 
-_U64_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_U64_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_U64_MIX2 = np.uint64(0x94D049BB133111EB)
-_U30, _U27, _U31 = np.uint64(30), np.uint64(27), np.uint64(31)
-_U60, _U4 = np.uint64(60), np.uint64(4)
-_U64_ZERO = np.uint64(0)
 _NO_DEGREES = np.zeros(0, np.uint8)
 
 
@@ -111,7 +103,9 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, deg
     a 64-bit mask: :mod:`.knights_fast`, :mod:`.knights_random64`,
     :mod:`.knights_shuffle64`, :mod:`.knights_ties64`), and on larger boards every
     one without random ties (:mod:`.knights_wide`, :mod:`.knights_widekeyed`).
-    The loop below is the general one: larger boards with random ties.
+    The rest go to the general loop (:func:`.general.run_general`). This one
+    dispatcher compiles every loop at its first call: :func:`run_knights` chooses
+    the loop in Python instead (:mod:`.loops`) and calls it alone.
 
     Args:
         nbr, count, dist2: the board geometry (:func:`build_geometry`).
@@ -154,198 +148,8 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, deg
         return runwide_warnsdorff(nbr, count, params, state, deg, path, frames, found, tour)
     if tie != 1 and deg.shape[0] > 0:
         return runwide_keyed(nbr, count, dist2, params, state, deg, path, frames, found, tour)
-    size = nbr.shape[0]
-    first = params[P_FIRST] != 0
-    closed = params[P_CLOSED] != 0
-    start = params[P_START]
-    cap = params[P_CAP]
-    pause_mask = params[P_PAUSE_MASK]
-    maxd2 = params[P_MAXD2]
-    base = params[P_BASE]
-    btcap = params[P_BTCAP]
-    nodes = state[S_NODES]
-    backtracks = state[S_BACKTRACKS]
-    dead_ends = state[S_DEAD_ENDS]
-    checks = state[S_CHECKS]
-    solutions = state[S_SOLUTIONS]
-    max_depth = state[S_MAX_DEPTH]
-    depth = state[S_DEPTH]
-    sq = np.uint64(state[S_SQ])
-    have_tour = state[S_HAVE_TOUR]
-    rng_state = rng[0]
-    entry_nodes = nodes
-    keyd = np.empty(8, np.uint64)
-    keyt = np.empty(8, np.uint64)
-    code = _EXHAUSTED
-    while True:
-        # -- place sq --
-        if nodes >= cap:
-            code = _NODE_LIMIT
-            break
-        if (nodes & pause_mask) == 0 and nodes != entry_nodes:
-            code = _PAUSED
-            break
-        nodes += 1
-        visited[sq] = 1
-        path[np.uint64(depth)] = sq
-        depth += 1
-        if depth > max_depth:
-            max_depth = depth
-        leaf_found = -1
-        if depth == size:
-            ok = True
-            if closed:
-                ok = False
-                for k in range(count[sq]):
-                    if nbr[sq, k] == start:
-                        ok = True
-            if ok:
-                solutions += 1
-                if have_tour == 0:
-                    have_tour = 1
-                    for k in range(size):
-                        tour[k] = path[k]
-                if first:
-                    code = _SOLVED
-                    break
-                leaf_found = 1
-            else:
-                dead_ends += 1
-                leaf_found = 0
-        else:
-            # -- list the unvisited onward squares of sq into frames[top, :n] and
-            # order them as btlab.experiments.knights.solve.make_orderer does: by (degree,
-            # tie, move index), stable. Written out here rather than called:
-            # a call passing arrays costs reference counting per placement. --
-            top = np.uint64(depth - 1)
-            around = count[sq]
-            checks += around
-            n = 0
-            for k in range(around):
-                c = nbr[sq, k]
-                if visited[c] == 0:
-                    frames[top, n] = c
-                    n += 1
-            if heuristic != 0 and n == 1:
-                if heuristic == 1:
-                    # Warnsdorff still looks at the lone candidate's onward squares
-                    checks += count[frames[top, 0]]
-            elif heuristic != 0 and n > 1:
-                dynamic = heuristic == 1
-                for i in range(n):
-                    c = frames[top, i]
-                    if dynamic:
-                        onward = count[c]
-                        checks += onward
-                        deg = 0
-                        for k in range(onward):
-                            if visited[nbr[c, k]] == 0:
-                                deg += 1
-                    else:
-                        deg = count[c]
-                    if tie == 0:      # move_order
-                        t = _U64_ZERO
-                    elif tie == 1:    # random: the next SplitMix64 output, smallest first
-                        z = rng_state + _U64_GOLDEN
-                        rng_state = z
-                        z = (z ^ (z >> _U30)) * _U64_MIX1
-                        z = (z ^ (z >> _U27)) * _U64_MIX2
-                        t = z ^ (z >> _U31)
-                    elif tie == 3:    # roth: farthest from the centre first
-                        t = np.uint64(maxd2 - dist2[c])
-                    else:             # pohl: sum of the onward degrees as if the knight stood on c
-                        s = 0
-                        if dynamic:
-                            visited[c] = 1
-                            for k in range(count[c]):
-                                x = nbr[c, k]
-                                if visited[x] == 0:
-                                    onward_x = count[x]
-                                    checks += onward_x
-                                    for j in range(onward_x):
-                                        if visited[nbr[x, j]] == 0:
-                                            s += 1
-                            visited[c] = 0
-                        else:
-                            for k in range(count[c]):
-                                s += count[nbr[c, k]]
-                        t = np.uint64(s)
-                    # insertion after every earlier candidate whose key is <= (deg, t):
-                    # first by deg over t's 60 high bits (a random t: nearly always decides)
-                    p = (np.uint64(deg) << _U60) | (t >> _U4)
-                    j = i
-                    while j > 0 and (keyd[j - 1] > p or (keyd[j - 1] == p and keyt[j - 1] > t)):
-                        keyd[j] = keyd[j - 1]
-                        keyt[j] = keyt[j - 1]
-                        frames[top, j] = frames[top, j - 1]
-                        j -= 1
-                    keyd[j] = p
-                    keyt[j] = t
-                    frames[top, j] = c
-            elif tie == 1 and n > 1:
-                # none with random: Fisher-Yates, as btlab.experiments.knights.ordering.shuffle
-                for i in range(n - 1, 0, -1):
-                    z = rng_state + _U64_GOLDEN
-                    rng_state = z
-                    z = (z ^ (z >> _U30)) * _U64_MIX1
-                    z = (z ^ (z >> _U27)) * _U64_MIX2
-                    z = z ^ (z >> _U31)
-                    j = mod_small(z, i + 1)
-                    swap = frames[top, i]
-                    frames[top, i] = frames[top, j]
-                    frames[top, j] = swap
-            if n > 0:
-                frames[top, F_COUNT] = n
-                frames[top, F_NEXT] = 0
-                found[top] = 0
-            else:
-                dead_ends += 1
-                leaf_found = 0
-        if leaf_found >= 0:
-            # -- undo the leaf --
-            visited[sq] = 0
-            depth -= 1
-            if leaf_found == 0:
-                if backtracks >= btcap:
-                    code = _BACKTRACK_LIMIT
-                    break
-                backtracks += 1
-            if depth == base:
-                break  # the root square itself was a leaf
-            found[np.uint64(depth - 1)] += leaf_found
-        # -- the next child to place, undoing exhausted frames --
-        while depth > base:
-            top = np.uint64(depth - 1)
-            i = frames[top, F_NEXT]
-            if i < frames[top, F_COUNT]:
-                frames[top, F_NEXT] = i + 1
-                sq = np.uint64(frames[top, i])
-                break
-            f = found[top]
-            depth -= 1
-            visited[path[np.uint64(depth)]] = 0
-            if f == 0:
-                if backtracks >= btcap:
-                    code = _BACKTRACK_LIMIT
-                    break
-                backtracks += 1
-            if depth > base:
-                found[np.uint64(depth - 1)] += f
-        if code == _BACKTRACK_LIMIT:
-            break
-        if depth == base:
-            break  # the whole tree is walked
-    state[S_NODES] = nodes
-    state[S_BACKTRACKS] = backtracks
-    state[S_DEAD_ENDS] = dead_ends
-    state[S_CHECKS] = checks
-    state[S_SOLUTIONS] = solutions
-    state[S_MAX_DEPTH] = max_depth
-    state[S_DEPTH] = depth
-    state[S_SQ] = np.int64(sq)
-    state[S_HAVE_TOUR] = have_tour
-    rng[0] = rng_state
-    return code
+    return run_general(nbr, count, dist2, params, state, rng, visited, path, frames, found, tour)
+
 
 
 def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: str,
@@ -374,7 +178,7 @@ def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: st
     state[S_SQ] = start_sq
     state[S_DEPTH] = len(prefix)
     rng = np.array([seed & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64)
-    visited = np.zeros(size, np.uint8)
+    visited = np.zeros(size + 1, np.uint8)  # the last: the sentinel of .first.wide_table
     path = np.zeros(size, np.uint32)
     frames = np.zeros((size, N_FRAME), np.uint32)
     found = np.zeros(size, np.int64)
@@ -385,8 +189,21 @@ def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: st
     nbr8, nmask = mask_tables(rows, cols, moves)
     incremental = size > nbr8.shape[0] and heuristic != "none" and tie_break != "random"
     deg = unvisited_degrees(nbr, count, prefix) if incremental else _NO_DEGREES
-    status = drive(knights_run, (nbr, count, dist2, nbr8, nmask, params, state, rng, visited,
-                                 deg, path, frames, found, tour), budget)
+    # the loop is chosen here, before numba compiles anything (btlab.experiments.compiled.
+    # knights.loops): a process compiles or loads only the loops its searches run
+    tie = "move_order" if heuristic == "none" and tie_break != "random" else tie_break
+    loop = loops.choose(loops.Shape(nbr8.shape[0] > 0, heuristic, tie, first,
+                                    deg.shape[0] > 0))
+    if loop.pauses and not timed:
+        params[P_PAUSE_MASK] = pause_mask(False, True)  # Ctrl-C and SIGTERM within a second
+    bundle = {"nbr": nbr, "count": count, "dist2": dist2, "nbr8": nbr8, "nmask": nmask,
+              "params": params, "state": state, "rng": rng, "visited": visited, "deg": deg,
+              "path": path, "frames": frames, "found": found, "tour": tour}
+    if "table" in loop.takes:
+        bundle["table"] = row_table(rows, cols, moves)
+    if "wide" in loop.takes:
+        bundle["wide"] = wide_table(nbr, count)
+    status = drive(loop.kernel, tuple(bundle[name] for name in loop.takes), budget)
     solution = tuple(tour.tolist()) if state[S_HAVE_TOUR] else None
     return SearchResult(status, int(state[S_NODES]), int(state[S_BACKTRACKS]),
                         int(state[S_DEAD_ENDS]), int(state[S_CHECKS]),
@@ -418,11 +235,28 @@ def check_arguments(rows: int, cols: int, start: tuple[int, int], mode: str | Mo
     return row * cols + col, moves, first
 
 
+def warm_loop(name: str) -> None:
+    """Compile (or load from the disk cache) one loop of :mod:`.loops` and the board
+    tables' kernel: a small search that runs it (:attr:`.loops.Loop.sample`)."""
+    rows, cols, heuristic, tie_break, first = loops.loops()[name].sample
+    run_knights(rows, cols, 0, DEFAULT_MOVE_ORDER, heuristic, tie_break, first, False,
+                Budget(1000, None), 1)
+
+
 def warm_up() -> None:
-    """Compile (or load from the disk cache) every knight's-tour kernel signature in use."""
+    """Compile (or load from the disk cache) every knight's-tour kernel signature in use:
+    every loop of :mod:`.loops` and the all-in-one :func:`knights_run`."""
     moves = DEFAULT_MOVE_ORDER
-    for heuristic in compiled_heuristics():
-        run_knights(3, 4, 0, moves, heuristic, "random", True, False, Budget(1000, None), 1)
-    run_knights(3, 4, 0, moves, "warnsdorff", "pohl", False, True, Budget(None, 10.0), 1)
+    tables = geometry(3, 4, moves)
+    assert tables is not None
+    nbr, count, dist2, maxd2 = tables
+    nbr8, nmask = mask_tables(3, 4, moves)
+    params = np.array([1, 1, 1, 0, 0, 1000, -1, maxd2, 0, 1 << 62], dtype=np.int64)
+    knights_run(nbr, count, dist2, nbr8, nmask, params, np.zeros(N_STATE, np.int64),
+                np.ones(1, np.uint64), np.zeros(12, np.uint8), _NO_DEGREES,
+                np.zeros(12, np.uint32), np.zeros((12, N_FRAME), np.uint32),
+                np.zeros(12, np.int64), np.zeros(12, np.int32))
+    for name in loops.loops():
+        warm_loop(name)
     # geometry of a board above the cache threshold goes through the same kernel
     _geometry(1, 1, moves)

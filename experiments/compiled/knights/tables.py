@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from btlab.experiments.compiled.knights.fast import MASK_SQUARES, small_tables
+from btlab.experiments.compiled.knights.first import row_table as first_row_table
 
 
 @njit(cache=True, nogil=True)
@@ -68,6 +69,13 @@ def _mask_tables(rows: int, cols: int, moves: tuple) -> tuple[np.ndarray, np.nda
 
 
 _NO_MASK_TABLES = (np.zeros((0, 8), np.uint8), np.zeros(0, np.uint64))
+
+
+@lru_cache(maxsize=64)
+def row_table(rows: int, cols: int, moves: tuple) -> np.ndarray:
+    """:func:`.first.row_table` of a board of at most 64 squares, cached per process."""
+    nbr8, nmask = _mask_tables(rows, cols, moves)
+    return first_row_table(nbr8, _cached_geometry(rows, cols, moves)[1], nmask)
 
 
 def mask_tables(rows: int, cols: int, moves: tuple) -> tuple[np.ndarray, np.ndarray]:
