@@ -145,6 +145,7 @@ class BoardView:
     cols: int
     visited: Callable[[int, int], bool]
     onward: Callable[[int, int], int]
+    _rng_of: Callable[[], random.Random]
 
     def __init__(self, rows: int, cols: int, visited: Callable[[int, int], bool],
                  onward: Callable[[int, int], int], rng_of: Callable[[], random.Random]):

@@ -303,7 +303,7 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
         values = checked_values(result, problem, trial.columns.get("mode") == "estimate",
                                 restarted)
         error = None
-        if values["solution"] is not None:
+        if result.solution is not None:
             try:
                 problem.verify(trial.columns, result.solution)
             except ValueError as exc:

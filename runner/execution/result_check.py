@@ -137,8 +137,7 @@ def checked_values(result: Any, problem: ProblemSpec, estimate_mode: bool,
         if not values["solutions"]:
             raise ResultError("solution", "set while solutions is 0 (a solution is "
                               "returned only when one is counted)")
-        solution = list(solution)
-    values["solution"] = solution
+    values["solution"] = None if solution is None else list(solution)
     for name, value in restarted.items():
         if value is not None:
             _fit(types, name, value)
