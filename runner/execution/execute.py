@@ -3,7 +3,9 @@
 This module is imported by every backend (serial, Ray workers) and knows
 nothing of Ray or files. A trial that raises becomes a row with status
 ``error`` and the message (:func:`error_message`); a solution that fails the
-checker does too. That holds for every exception a trial can raise --
+checker does too, and so does a result that breaks the metrics contract
+(:mod:`btlab.execution.result_check`), before its row joins a batch. That holds
+for every exception a trial can raise --
 ``MemoryError`` (its data is freed before the message is formatted),
 ``RecursionError``, ``GeneratorExit``, and ``SystemExit`` from code that
 calls ``sys.exit`` -- except a signal: ``KeyboardInterrupt``, or anything a
