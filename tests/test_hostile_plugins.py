@@ -302,19 +302,21 @@ def test_every_strategy_reads_the_clock_at_each_plugin_placement(strategy):
 
 
 def test_amb_reads_the_clock_in_a_run(in_plugins, capsys):
-    (in_plugins / "slow_rule.py").write_text(
+    name = f"sleepy_rule_{os.getpid()}"
+    (in_plugins / f"{name}.py").write_text(
         "import time\n\ndef rule(board, square, candidates):\n"
         "    time.sleep(0.3)\n    return candidates\n")
     cfg = in_plugins / "slow.yaml"
     cfg.write_text('name: slow\nproblem: knights_tour\nfixed: {board: [5, 5], mode: count, '
-                   'heuristic: "slow_rule:rule"}\nmatrix: {strategy: [recursive, iterative, '
-                   'amb]}\nbudget: {seconds: 0.1}\n')
+                   f'heuristic: "{name}:rule"}}\n'
+                   'matrix: {strategy: [recursive, iterative, amb]}\nbudget: {seconds: 0.1}\n')
     t0 = time.perf_counter()
     assert run_main("run", cfg.name, "--backend", "serial", "--out", "out", "--quiet") == 0
     assert time.perf_counter() - t0 < 10
     df = pd.read_parquet(in_plugins / "out")
     assert (df["status"] == "time_limit").all() and (df["nodes"] == 1).all()
     assert (df["wall_ns"] < 1.5e9).all()
+    sys.modules.pop(name, None)
 
 
 # ------------------------------------------------------------------ 5. the board view

@@ -151,14 +151,18 @@ def _exit_raises() -> Iterator[None]:
     """Within the block, ``os._exit`` raises :class:`_ExitCalled` instead of ending the
     process (a plug-in's import cannot end it that way)."""
     real = os._exit
+    active = [True]
 
     def raising(code: int) -> NoReturn:
+        if not active[0]:  # kept past the import (``atexit.register(os._exit, 0)``)
+            real(code)
         raise _ExitCalled(code)
 
     os._exit = raising  # type: ignore[assignment]
     try:
         yield
     finally:
+        active[0] = False
         os._exit = real
 
 
