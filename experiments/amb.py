@@ -277,12 +277,18 @@ class TreeLedger:
             number of squares of a knight's tour board).
         budget: the node and time budget, checked on every placement as the
             recursive search does.
+        clock_mask: the clock is read before placement ``k + 1`` when ``k & clock_mask
+            == 0`` (:meth:`btlab.experiments.core.Budget.clock_mask`): the mask of the
+            recursive search of the same tree, so that both read it alike -- every
+            :attr:`~btlab.experiments.core.Budget.CLOCK_EVERY` placements by default,
+            every placement (0) when each placement calls a plug-in of unknown cost.
     """
 
     __slots__ = ("nodes", "backtracks", "dead_ends", "checks", "solutions", "max_depth",
-                 "depth", "full_depth", "_found", "_has_child", "_budget", "_cap")
+                 "depth", "full_depth", "_found", "_has_child", "_budget", "_cap", "_mask")
 
-    def __init__(self, full_depth: int, budget: Budget):
+    def __init__(self, full_depth: int, budget: Budget,
+                 clock_mask: int = Budget.CLOCK_EVERY - 1):
         self.nodes = self.backtracks = self.dead_ends = self.checks = 0
         self.solutions = self.max_depth = 0
         self.depth = 0                 # placements on the current path
@@ -291,6 +297,7 @@ class TreeLedger:
         self._has_child = [False] * (full_depth + 2)
         self._budget = budget
         self._cap = budget.node_cap
+        self._mask = clock_mask
 
     def retreat(self, depth: int) -> None:
         """Undo the path's placements deeper than ``depth``, deepest first."""
@@ -315,7 +322,7 @@ class TreeLedger:
         nodes = self.nodes
         if nodes >= self._cap:
             raise StopSearch(Status.NODE_LIMIT)
-        if not (nodes & (Budget.CLOCK_EVERY - 1)) and self._budget.out_of_time():
+        if not (nodes & self._mask) and self._budget.out_of_time():
             raise StopSearch(Status.TIME_LIMIT)
         self.nodes = nodes + 1
         self.depth = depth

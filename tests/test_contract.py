@@ -436,6 +436,8 @@ def test_doc_contract_suite_on_a_plugin_problem(tmp_path):
         "modecount-default]",
         "test_metrics_contract_invariants[grid_path-recursive-python-board4x4-start0x0-"
         "modecount-default]",
+        # its row is an error: more backtracks than placements breaks the run's checks
+        "test_config_round_trip[grid_path-recursive-python-board3x3-start0x1-modecount]",
     }
     assert "no solution, so backtracks == nodes: {'status': 'exhausted', 'nodes': 69, " \
         "'backtracks': 91, 'dead_ends': 22," in run.stdout

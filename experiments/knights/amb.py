@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from btlab.experiments.amb import Amb, TreeLedger
 from btlab.experiments.core import Budget, SearchResult, Status, StopSearch
-from btlab.experiments.knights.ordering import KnightBoard, Orderer
+from btlab.experiments.knights.ordering import KnightBoard, Orderer, order_clock_mask
 
 
 def search_amb(board: KnightBoard, start: int, order: Orderer, first: bool, closed: bool,
@@ -56,7 +56,7 @@ def search_amb(board: KnightBoard, start: int, order: Orderer, first: bool, clos
     """
     size = board.size
     nbrs = board.neighbours
-    ledger = TreeLedger(size, budget)
+    ledger = TreeLedger(size, budget, order_clock_mask(order))  # as recursive reads it
     recorded: list[list[int]] = [[] for _ in range(size + 1)]  # by depth of the placement
 
     def tour(amb: Amb) -> tuple[int, ...]:

@@ -67,6 +67,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from btlab.experiments.core import Budget
 from btlab.experiments.knights.board import DEFAULT_MOVE_ORDER, KnightBoard, validate_move_order
 from btlab.experiments.knights.user_rules import (
     BoardView,
@@ -83,8 +84,8 @@ from btlab.experiments.registry import Registry, named
 __all__ = [
     "DEFAULT_MOVE_ORDER", "HEURISTICS", "TIE_BREAKS", "BoardView", "Heuristic", "HeuristicError",
     "HeuristicRule", "KnightBoard", "MakeOrderer", "Orderer", "PluginOrderer", "SplitMix64",
-    "TieBreak", "TieKey", "make_orderer", "rule_name", "rule_uses_rng", "shuffle",
-    "validate_move_order",
+    "TieBreak", "TieKey", "make_orderer", "order_clock_mask", "rule_name", "rule_uses_rng",
+    "shuffle", "validate_move_order",
 ]
 
 #: An ordering function: (square, visited) -> (candidates in the order to try, checks made).
@@ -369,3 +370,11 @@ def make_orderer(board: KnightBoard, heuristic: str | HeuristicRule,
     entry = HEURISTICS.get_or_raise(heuristic)
     tie = TIE_BREAKS.get_or_raise(tie_break)
     return entry.orderer(board, tie, SplitMix64(seed))
+
+
+def order_clock_mask(order: Orderer) -> int:
+    """The clock mask (:meth:`Budget.clock_mask`) of a search ordered by ``order``: every
+    placement reads the clock when a plug-in orders the candidates (a rule may take
+    seconds a call), else every :attr:`Budget.CLOCK_EVERY`. Every strategy reads it
+    alike (``recursive``, ``iterative``, ``amb``: ``docs/metrics.md``)."""
+    return Budget.clock_mask(Budget.CLOCK_WORK if isinstance(order, PluginOrderer) else 1)

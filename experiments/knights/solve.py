@@ -52,6 +52,7 @@ from btlab.experiments.knights.ordering import (
     PluginOrderer,
     SplitMix64,
     make_orderer,
+    order_clock_mask,
     rule_name,
     rule_uses_rng,
     validate_move_order,
@@ -80,7 +81,7 @@ def _search_recursive(board: KnightBoard, start: int, order: Orderer, first: boo
     origin = prefix[0] if prefix else start  # the tour's first square (closed tours)
     cap = budget.node_cap
     bcap = budget.backtrack_cap
-    clock_mask = _clock_mask(order)
+    clock_mask = order_clock_mask(order)
     nodes = backtracks = dead_ends = checks = solutions = max_depth = 0
     found_path: tuple[int, ...] | None = None
 
@@ -144,7 +145,7 @@ def _search_iterative(board: KnightBoard, start: int, order: Orderer, first: boo
     origin = prefix[0] if prefix else start  # the tour's first square (closed tours)
     cap = budget.node_cap
     bcap = budget.backtrack_cap
-    clock_mask = _clock_mask(order)
+    clock_mask = order_clock_mask(order)
     nodes = backtracks = dead_ends = checks = solutions = max_depth = 0
     found_path: tuple[int, ...] | None = None
     # One frame per placement on the path, parallel to ``path``: the ordered
@@ -392,12 +393,6 @@ def solve_knights_tour(
         return SearchResult(Status.TIME_LIMIT, 0, 0, 0, 0, 0, 0)
     order = make_orderer(board, heuristic, tie_break, seed)
     return entry.solve(board, start_sq, order, mode is Mode.FIRST, closed, budget)
-
-
-def _clock_mask(order: Orderer) -> int:
-    """Every placement reads the clock when a plug-in orders the candidates (a rule
-    may take milliseconds a call); else every :attr:`Budget.CLOCK_EVERY`."""
-    return Budget.clock_mask(Budget.CLOCK_WORK if isinstance(order, PluginOrderer) else 1)
 
 
 def _recursive(board: KnightBoard, start: int, order: Orderer, first: bool, closed: bool,

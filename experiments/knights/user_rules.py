@@ -119,63 +119,45 @@ class BoardView:
     Squares are ``(row, col)`` pairs, 0-based. The square the knight stands on
     is already visited when the rule is called.
 
+    The view holds nothing of the search's: its squares are a ``bytearray`` of
+    its own, which the orderer keeps equal to the search's as the search goes
+    (one square set, and those the search has undone cleared, per call: no copy
+    of the board per call), so a rule that writes into whatever it can reach
+    from the view changes what the view tells it, never the search. Its
+    counters (the squares :meth:`onward` looked at, whether :attr:`rng` was
+    read) live in closures, not attributes, and no attribute of the view can be
+    set or deleted.
+
     Attributes:
         rows, cols: board size (read-only).
+        visited: ``visited(row, col) -> bool``: whether square ``(row, col)`` is on
+            the knight's path so far (free: no checks). Raises ``ValueError`` for a
+            square off the board.
+        onward: ``onward(row, col) -> int``: the number of unvisited squares a
+            knight's move from ``(row, col)``; costs as many ``checks`` as the
+            square has on-board knight's-move neighbours (what ``warnsdorff`` pays
+            per candidate). Raises ``ValueError`` for a square off the board.
     """
 
-    __slots__ = ("_checks", "_cols", "_nbrs", "_rng", "_rows", "_seed", "_visited")
+    __slots__ = ("_rng_of", "cols", "onward", "rows", "visited")
 
-    def __init__(self, board: KnightBoard, seed: int):
-        self._rows = board.rows
-        self._cols = board.cols
-        self._nbrs = board.neighbours
-        self._visited = bytearray(board.size)  # replaced by the search's at each call
-        self._checks = 0                       # onward squares tested in the current call
-        self._seed = seed
-        self._rng: random.Random | None = None
+    rows: int
+    cols: int
+    visited: Callable[[int, int], bool]
+    onward: Callable[[int, int], int]
+    _rng_of: Callable[[], random.Random]
 
-    @property
-    def rows(self) -> int:
-        """Number of rows."""
-        return self._rows
+    def __init__(self, rows: int, cols: int, visited: Callable[[int, int], bool],
+                 onward: Callable[[int, int], int], rng_of: Callable[[], random.Random]):
+        for name, value in (("rows", rows), ("cols", cols), ("visited", visited),
+                            ("onward", onward), ("_rng_of", rng_of)):
+            object.__setattr__(self, name, value)
 
-    @property
-    def cols(self) -> int:
-        """Number of columns."""
-        return self._cols
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"the board view is read-only: {name} cannot be set")
 
-    def _index(self, row: int, col: int) -> int:
-        if not (0 <= row < self._rows and 0 <= col < self._cols):
-            raise ValueError(
-                f"square ({row}, {col}) is off the {self._rows} x {self._cols} board "
-                f"(rows 0..{self._rows - 1}, cols 0..{self._cols - 1})")
-        return row * self._cols + col
-
-    def visited(self, row: int, col: int) -> bool:
-        """Whether square ``(row, col)`` is on the knight's path so far (free: no checks).
-
-        Raises:
-            ValueError: the square is off the board.
-        """
-        return bool(self._visited[self._index(row, col)])
-
-    def onward(self, row: int, col: int) -> int:
-        """The number of unvisited squares a knight's move from ``(row, col)``.
-
-        Costs as many ``checks`` as the square has on-board knight's-move
-        neighbours (what ``warnsdorff`` pays per candidate).
-
-        Raises:
-            ValueError: the square is off the board.
-        """
-        around = self._nbrs[self._index(row, col)]
-        self._checks += len(around)
-        visited = self._visited
-        count = 0
-        for x in around:
-            if not visited[x]:
-                count += 1
-        return count
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"the board view is read-only: {name} cannot be deleted")
 
     @property
     def rng(self) -> random.Random:
@@ -184,10 +166,7 @@ class BoardView:
         Reading it marks the orderer as using randomness
         (:attr:`PluginOrderer.uses_rng`), which a split search refuses.
         """
-        rng = self._rng
-        if rng is None:
-            rng = self._rng = random.Random(self._seed)
-        return rng
+        return self._rng_of()
 
 
 def _as_pair(item: object) -> tuple[int, int] | None:
@@ -200,6 +179,51 @@ def _as_pair(item: object) -> tuple[int, int] | None:
         return operator.index(item[0]), operator.index(item[1])
     except TypeError:
         return None
+
+
+def _view_functions(board: KnightBoard, squares: bytearray, seed: int
+                    ) -> tuple[BoardView, Callable[[], int], Callable[[], bool]]:
+    """A :class:`BoardView` reading ``squares``; ``spent()``, the checks its ``onward``
+    has cost so far; ``drew()``, whether its ``rng`` was read. The counts live in the
+    closures' cells, which nothing the rule is handed holds as an attribute (the view
+    holds no object of the orderer's or the search's)."""
+    rows, cols, nbrs = board.rows, board.cols, board.neighbours  # a tuple of tuples
+    checks = 0
+    rng: random.Random | None = None
+
+    def index(row: int, col: int) -> int:
+        if not (0 <= row < rows and 0 <= col < cols):
+            raise ValueError(
+                f"square ({row}, {col}) is off the {rows} x {cols} board "
+                f"(rows 0..{rows - 1}, cols 0..{cols - 1})")
+        return row * cols + col
+
+    def visited(row: int, col: int) -> bool:
+        return bool(squares[index(row, col)])
+
+    def onward(row: int, col: int) -> int:
+        nonlocal checks
+        around = nbrs[index(row, col)]
+        checks += len(around)
+        count = 0
+        for x in around:
+            if not squares[x]:
+                count += 1
+        return count
+
+    def rng_of() -> random.Random:
+        nonlocal rng
+        if rng is None:
+            rng = random.Random(seed)
+        return rng
+
+    def spent() -> int:
+        return checks
+
+    def drew() -> bool:
+        return rng is not None
+
+    return BoardView(rows, cols, visited, onward, rng_of), spent, drew
 
 
 class PluginOrderer:
@@ -232,7 +256,8 @@ class PluginOrderer:
         Whatever the rule raises, unchanged.
     """
 
-    __slots__ = ("_coords", "_nbrs", "board", "name", "rule")
+    __slots__ = ("_coords", "_drew", "_nbrs", "_path", "_source", "_spent", "_squares",
+                 "board", "name", "rule")
 
     stateful = True
     rule_uses_rng = staticmethod(rule_uses_rng)
@@ -240,25 +265,52 @@ class PluginOrderer:
     def __init__(self, board: KnightBoard, rule: HeuristicRule, seed: int = 0):
         self.rule = rule
         self.name = rule_name(rule)
-        self.board = BoardView(board, seed)
         self._nbrs = board.neighbours
         self._coords = board.coords
+        self._squares = bytearray(board.size)     # the view's copy of the search's squares
+        self._source: bytearray | None = None     # the search's array it copies
+        self._path: list[int] = []                # the squares set in it, in path order
+        self.board, self._spent, self._drew = _view_functions(board, self._squares, seed)
 
     @property
     def uses_rng(self) -> bool:
         """Whether the rule has read ``board.rng`` so far."""
-        return self.board._rng is not None
+        return self._drew()
+
+    def _follow(self, sq: int, visited: bytearray) -> None:
+        """Make the view's squares those of the search's ``visited`` (``sq`` just set).
+
+        The searches call the orderer depth first: between two calls the search
+        undoes placements of the path and makes one, ``sq``, a knight's move from
+        the deepest square left (every square above it was a call). So the path
+        of earlier calls is cut back to the squares still visited and ``sq``
+        added: constant work a call on average. A call that does not follow on
+        (another array, the first call, a subtree's root with its prefix set, an
+        unexpected parent) copies the whole board once.
+        """
+        path, mine = self._path, self._squares
+        if visited is self._source:
+            while path and (path[-1] == sq or not visited[path[-1]]):
+                mine[path.pop()] = 0
+            if path and path[-1] in self._nbrs[sq] and visited[sq]:
+                path.append(sq)
+                mine[sq] = 1
+                return
+        mine[:] = visited
+        path.clear()
+        path.append(sq)
+        self._source = visited
 
     def __call__(self, sq: int, visited: bytearray) -> tuple[list[int], int]:
         around = self._nbrs[sq]
         cands = [c for c in around if not visited[c]]
         if not cands:
             return cands, len(around)
-        view = self.board
-        view._visited = visited
-        view._checks = 0
+        self._follow(sq, visited)
+        spent = self._spent
+        before = spent()
         coords = self._coords
-        result = self.rule(view, coords[sq], [coords[c] for c in cands])
+        result = self.rule(self.board, coords[sq], [coords[c] for c in cands])
         left = {coords[c]: c for c in cands}
         ordered = []
         try:
@@ -283,7 +335,7 @@ class PluginOrderer:
             ordered.append(c)
         if left:
             raise self._error(sq, cands, result, f"misses {', '.join(map(str, left))}")
-        return ordered, len(around) + view._checks
+        return ordered, len(around) + spent() - before
 
     def _error(self, sq: int, cands: list[int], result: object, why: str) -> HeuristicError:
         shown = repr(result)

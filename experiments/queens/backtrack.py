@@ -259,7 +259,7 @@ def search_amb(n: int, first: bool, unique: bool, budget: Budget) -> SearchResul
     """
     last = n - 1
     columns = range(n)
-    ledger = TreeLedger(n, budget)
+    ledger = TreeLedger(n, budget, Budget.clock_mask(n))  # the clock of search_recursive
 
     def queens(amb: Amb) -> tuple[int, ...]:
         col_used = bytearray(n)

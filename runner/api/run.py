@@ -48,7 +48,9 @@ from btlab.execution.kernels import load_kernels
 from btlab.execution.ray_auth import check_auth_env
 from btlab.execution.split_run import Checkpoints
 from btlab.problems import plugins
+from btlab.problems.first_import import probing
 from btlab.store.folder import ResultStore
+from btlab.store.schema import ColumnClash, check_problem_columns
 from btlab.store.superseded import Pruned, Tidied
 from btlab.sweep.expand import check_trial_cap, iter_trials
 from btlab.sweep.trial import Trial
@@ -108,12 +110,23 @@ def read_config(config: ConfigSource, overrides: tuple[str, ...] | list[str] = (
     bad = [o for o in overrides if not isinstance(o, str)]
     if bad:
         raise TypeError(f"overrides are strings such as 'budget.nodes=1000', found {bad[0]!r}")
-    if isinstance(config, Mapping):
-        return _mapping_config(config, tuple(overrides))
-    if isinstance(config, (str, os.PathLike)):
-        return load_config(Path(config), tuple(overrides))
+    with probing():  # a plug-in's first import runs in a child first (ends, hijacks)
+        if isinstance(config, Mapping):
+            return _own_columns(_mapping_config(config, tuple(overrides)))
+        if isinstance(config, (str, os.PathLike)):
+            return _own_columns(load_config(Path(config), tuple(overrides)))
     raise TypeError("config: expected the path of a YAML file or a mapping with its keys, "
                     f"found {type(config).__name__}")
+
+
+def _own_columns(config: SweepConfig) -> SweepConfig:
+    """``config``, once its problem's columns clash with none btlab writes
+    (:func:`btlab.store.schema.check_problem_columns`: a ConfigError at ``problem``)."""
+    try:
+        check_problem_columns(config.problem)
+    except ColumnClash as exc:
+        raise config.error(("problem",), exc.expected, exc.found, exc.fix) from None
+    return config
 
 
 def _mapping_config(data: Mapping[str, Any], overrides: tuple[str, ...]) -> SweepConfig:

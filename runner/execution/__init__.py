@@ -12,6 +12,8 @@ Modules:
   before).
 - ``ray_backend``: The Ray backend: batches of trials as Ray tasks, rows streamed back as they
   finish.
+- ``result_check``: every trial's result held to the metrics contract (types, ranges,
+  invariants) before its row is made.
 - ``split_run``: Split trials: one search run as many ordered subtree tasks, combined into one
   row.
 - ``split_state``: A split trial in progress: its plan, subtree results, budgets, waste and

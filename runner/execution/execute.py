@@ -3,7 +3,9 @@
 This module is imported by every backend (serial, Ray workers) and knows
 nothing of Ray or files. A trial that raises becomes a row with status
 ``error`` and the message (:func:`error_message`); a solution that fails the
-checker does too. That holds for every exception a trial can raise --
+checker does too, and so does a result that breaks the metrics contract
+(:mod:`btlab.execution.result_check`), before its row joins a batch. That holds
+for every exception a trial can raise --
 ``MemoryError`` (its data is freed before the message is formatted),
 ``RecursionError``, ``GeneratorExit``, and ``SystemExit`` from code that
 calls ``sys.exit`` -- except a signal: ``KeyboardInterrupt``, or anything a
@@ -32,6 +34,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from btlab.config.restarts import run_restarts
 from btlab.execution.interrupts import counting_signals, is_interrupt, reinstall, signals_seen
+from btlab.execution.result_check import checked_values
 from btlab.experiments.core import Status
 from btlab.experiments.loading import interrupt_pending
 from btlab.problems.registry import get_problem
@@ -296,22 +299,21 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
                                trial.solver_seed, **more)
         wall = time.perf_counter_ns() - wall0
         cpu = time.process_time_ns() - cpu0
+        if signals_seen() != signals:  # a solver swallowed the signal: its result is suspect
+            raise KeyboardInterrupt
+        # types, ranges, invariants: a result that breaks the contract is this trial's error
+        values = checked_values(result, problem, trial.columns.get("mode") == "estimate",
+                                restarted)
         error = None
         if result.solution is not None:
             try:
                 problem.verify(trial.columns, result.solution)
             except ValueError as exc:
                 error = f"solver returned an invalid solution: {exc}"
-        if signals_seen() != signals:  # a solver swallowed the signal: its result is suspect
-            raise KeyboardInterrupt
-        row.update(result.counters())
-        row.update(restarted)
-        row.update({name: getattr(result, name) for name in ESTIMATE_COLUMNS})
-        row.update(wall_ns=wall, cpu_ns=cpu,
-                   solution=list(result.solution) if result.solution is not None else None,
-                   error=error)
         for name in problem.extra_columns:
-            row[name] = prepared[name] if name in prepared else result.extra.get(name)
+            values[name] = prepared[name] if name in prepared else values.get(name)
+        row.update(values)
+        row.update(wall_ns=wall, cpu_ns=cpu, error=error)
         if error is not None:
             row["status"] = Status.ERROR.value
     except BaseException as exc:  # noqa: BLE001 - a failing trial must not stop the run

@@ -15,6 +15,8 @@ Modules:
 
 - ``censoring``: censored trials in one place: which statuses are censored, which statistics
   they bound.
+- ``first_import``: a plug-in module's first import, tried in a child process while a
+  config is checked: one that ends or takes over the process is refused.
 - ``knights_tour/``: the knight's tour: parameters, columns, solve, checks, split; its views.
 - ``n_queens/``: N-Queens: parameters, columns, solve, checks, split; its views.
 - ``plugins``: user plug-ins named in a config as ``"module:attribute"``: import, hash, ship.

@@ -9,6 +9,11 @@ importing it does; nothing else in a config ever runs code.
 * Its *source hash* (blake2b of the module's file, or of every ``.py`` file
   of its top-level package) goes into the trial id and the provenance, so an
   edited plug-in is never taken for trials already finished.
+* Its first import, while a config is checked, runs in a child process first
+  (:mod:`btlab.problems.first_import`): a module that ends or takes over the
+  process at import (``sys.exit``, ``os._exit``, a signal, exit handlers) is
+  refused at the key that names it, and btlab's own import turns ``sys.exit``
+  and ``os._exit`` into errors too (:func:`import_plugin`).
 * :func:`ship_paths` gives what Ray's ``runtime_env`` ``py_modules`` must
   carry to the workers (the module's file, or its top-level package folder).
 * A plug-in that imports btlab by a name of btlab 0.1 (``runner.spec``,
@@ -20,6 +25,7 @@ importing it does; nothing else in a config ever runs code.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import importlib
@@ -31,10 +37,11 @@ import sys
 import traceback
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Iterator, NoReturn
 
 from btlab.errors import OLD_NAMES, new_name
 from btlab.errors import message as old_name_message
+from btlab.problems.first_import import first_import
 
 #: ``module.path:attribute`` (dotted names on both sides).
 REF_PATTERN = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
@@ -128,8 +135,49 @@ def _old_name(exc: Exception) -> str | None:
 def _module(ref: str) -> ModuleType:
     name = ref.partition(":")[0]
     _search_path()
+    # while a config is checked, the first import runs in a child process first: one
+    # that ends or takes over the process is refused before btlab imports it itself
+    first_import(name, ref, lambda: import_plugin(ref, in_child=True), PluginError)
+    return import_plugin(ref)
+
+
+class _ExitCalled(BaseException):
+    """``os._exit`` called while a plug-in module imports (:func:`_exit_raises`)."""
+
+    def __init__(self, code: Any):
+        super().__init__(f"it called os._exit({code!r})")
+
+
+@contextlib.contextmanager
+def _exit_raises() -> Iterator[None]:
+    """Within the block, ``os._exit`` raises :class:`_ExitCalled` instead of ending the
+    process (a plug-in's import cannot end it that way)."""
+    real = os._exit
+    active = [True]
+
+    def raising(code: int) -> NoReturn:
+        if not active[0]:  # kept past the import (``atexit.register(os._exit, 0)``)
+            real(code)
+        raise _ExitCalled(code)
+
+    os._exit = raising  # type: ignore[assignment]
     try:
-        with _OldTops():
+        yield
+    finally:
+        active[0] = False
+        os._exit = real
+
+
+def import_plugin(ref: str, in_child: bool = False) -> ModuleType:
+    """Import the module of plug-in ``ref`` (``"module:attribute"``), every failure of
+    its import a :class:`PluginError`: an exception it raises, ``sys.exit`` and
+    ``os._exit`` called at its top level, a module it imports that is not installed,
+    a btlab 0.1 name. A ``KeyboardInterrupt`` propagates (a Ctrl-C), except
+    ``in_child`` (the child of :mod:`btlab.problems.first_import`, where a Ctrl-C ends
+    the process instead: one raised is the plug-in's own)."""
+    name = ref.partition(":")[0]
+    try:
+        with _OldTops(), _exit_raises():
             return importlib.import_module(name)
     except (ImportError, AttributeError) as exc:
         old = _old_name(exc)
@@ -148,7 +196,20 @@ def _module(ref: str) -> ModuleType:
                           f"it imports {old}, btlab 0.1's name of {new}",
                           f"import {new} in {name} (the map of btlab's modules: "
                           "docs/architecture.md)") from None
-    except Exception as exc:  # the plug-in's own code failed while importing
+    except KeyboardInterrupt:
+        if not in_child:
+            raise  # a Ctrl-C (the plug-in's own was refused in the child)
+        raise PluginError(f"module {name!r} to import cleanly", "it raised KeyboardInterrupt "
+                          "while importing", f"fix the error in {name}") from None
+    except SystemExit as exc:  # a plug-in's import may not end the run
+        raise PluginError(f"module {name!r} to import without ending the process",
+                          f"it called sys.exit({exc.code!r}) while importing",
+                          f"remove the sys.exit call from the top level of {name}") from None
+    except _ExitCalled as exc:
+        raise PluginError(f"module {name!r} to import without ending the process",
+                          f"{exc} while importing",
+                          f"remove the os._exit call from the top level of {name}") from None
+    except BaseException as exc:  # noqa: BLE001 - the plug-in's own code failed importing
         raise PluginError(f"module {name!r} to import cleanly",
                           f"{type(exc).__name__} while importing it: {exc}",
                           f"fix the error in {_where(exc, name)}") from None

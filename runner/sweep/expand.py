@@ -88,6 +88,7 @@ def _columns(config: SweepConfig, block: Block, params: dict) -> dict[str, Any]:
     keys = resolve(config, params)
     try:
         columns = problem.to_columns(problem.params.model_validate(params).model_dump())
+        _spec_columns(config, columns)
         columns.update(keys)
         return columns if seed is None else {**columns, SEED: seed}
     except ValidationError as exc:
@@ -104,6 +105,20 @@ def _columns(config: SweepConfig, block: Block, params: dict) -> dict[str, Any]:
                            "an include entry that extends every combination",
                            f"the combination {describe(params)} without it",
                            add_param_fix(problem.params, str(name))) from None
+
+
+def _spec_columns(config: SweepConfig, columns: dict[str, Any]) -> None:
+    """Refuse what ``to_columns`` returned unless its keys are the spec's ``columns``: a
+    key beside them would land on a column btlab writes itself (``trial_id``)."""
+    names = config.problem.columns.names
+    if list(columns) != list(names) and set(columns) != set(names):
+        extra = [k for k in columns if k not in names]
+        missing = [k for k in names if k not in columns]
+        raise config.error(("problem",), f"{config.problem.name}'s to_columns to return "
+                           f"its columns: {', '.join(names)}",
+                           f"{'the key ' + repr(extra[0]) if extra else 'no ' + repr(missing[0])}"
+                           f" in {sorted(columns)}", "make to_columns return exactly the "
+                           "names of the spec's columns schema")
 
 
 def _int_ranges(schema: pa.Schema) -> dict[str, tuple[int, int, str]]:
