@@ -276,6 +276,13 @@ CASES = [
     pytest.param(Case(_validate(), "found:    '1e3'", r"signed exponent\): write (1\.0e\+3)$",
                       lambda c, m: c.edit("1e3", m[1]),
                       config=BASE + "budget: {seconds: 1e3}\n"), id="yaml11-exponent-float"),
+    # issue 26, kind 15: a decimal point is there; YAML 1.1 wants the exponent signed
+    pytest.param(Case(_validate(), "found:    '2.5e3'", r"signed exponent\): write (2\.5e\+3)$",
+                      lambda c, m: c.edit("2.5e3", m[1]),
+                      config=BASE + "budget: {seconds: 2.5e3}\n"), id="yaml11-exponent-unsigned"),
+    pytest.param(Case(_validate(), "found:    '1E-3'", r"signed exponent\): write (1\.0e-3)$",
+                      lambda c, m: c.edit("1E-3", m[1]),
+                      config=BASE + "budget: {seconds: 1E-3}\n"), id="yaml11-exponent-no-point"),
     pytest.param(Case(_validate(), "found:    '1e4'", r"write the whole number in full, (10_000)$",
                       lambda c, m: c.edit("1e4", m[1]),
                       config=BASE + "budget: {nodes: 1e4}\n"), id="yaml11-exponent-integer"),
