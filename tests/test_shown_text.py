@@ -136,3 +136,32 @@ def test_table_cells_and_console_prints_are_escaped(capsys):
     console.print("folder\x1b[2J done\x07")
     out = capsys.readouterr().out
     assert out == "folder\\x1b[2J done\\x07\n"
+
+
+def test_a_parts_metadata_is_shown_escaped(tmp_path, capsys):
+    """A part whose stored config name and overrides hold ESC (written by hand): show
+    prints them escaped."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    from btlab.store.folder import part_files
+
+    cfg = write(tmp_path / "base.yaml", BASE)
+    out = tmp_path / "out"
+    assert run_main("run", cfg, "--out", out, "--backend", "serial", "--quiet") == 0
+    for part in part_files(out):
+        table = pq.read_table(part)
+        meta = dict(table.schema.metadata)
+        stored = json.loads(meta[b"btlab.config"])
+        stored["name"] = "sh\x1b[2Jown"
+        meta[b"btlab.config"] = json.dumps(stored).encode()
+        meta[b"btlab.overrides"] = json.dumps(["+description=\x1b]0;title\x07"]).encode()
+        pq.write_table(table.replace_schema_metadata(meta), part)
+    capsys.readouterr()
+    status = run_main("show", out)
+    said = capsys.readouterr()
+    assert not RAW.search(said.out + said.err), repr(said.out + said.err)
+    assert "1 trials of sh\\x1b[2Jown" in " ".join(said.out.split()), said.out + said.err
+    assert "+description=\\x1b]0;title\\x07" in said.out
+    assert status == 0
