@@ -429,8 +429,9 @@ def guard_caches(modules: Iterable[ModuleType]) -> int:
     done = 0
     for module in modules:
         for value in list(vars(module).values()):
-            if isinstance(value, CPUDispatcher) and type(value._cache) is FunctionCache:
-                value._cache = checked(value.py_func)
+            dispatcher: Any = value  # numba's dispatchers are untyped: ``_cache`` is private
+            if isinstance(value, CPUDispatcher) and type(dispatcher._cache) is FunctionCache:
+                dispatcher._cache = checked(dispatcher.py_func)
                 done += 1
     return done
 
@@ -441,7 +442,11 @@ def unchecked_kernels(modules: Iterable[ModuleType]) -> list[str]:
     from numba.core.registry import CPUDispatcher
 
     checked = _checked_cache_class()
-    return sorted(f"{module.__name__}.{name}" for module in modules
-                  for name, value in vars(module).items()
-                  if isinstance(value, CPUDispatcher) and value._cache.cache_path is not None
-                  and not isinstance(value._cache, checked))
+    found = []
+    for module in modules:
+        for name, value in vars(module).items():
+            cache: Any = getattr(value, "_cache", None)
+            if (isinstance(value, CPUDispatcher) and cache.cache_path is not None
+                    and not isinstance(cache, checked)):
+                found.append(f"{module.__name__}.{name}")
+    return sorted(found)
