@@ -120,3 +120,19 @@ def test_every_kernel_of_the_package_has_a_checked_cache():
     assert _cache.unchecked_kernels(modules) == []
     kernel = package.knights_kernel.knights_run
     assert isinstance(kernel._cache, _cache._checked_cache_class())
+
+
+def test_the_warning_is_told_once_and_never_raises(monkeypatch, capsys):
+    import warnings
+
+    monkeypatch.setattr(_cache, "_TOLD", set())
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        _cache._tell("load", EOFError("Ran out of input"))
+        _cache._tell("load", EOFError("again"))
+    assert [type(w.message) for w in seen] == [_cache.KernelCacheWarning]
+    assert "EOFError: Ran out of input" in str(seen[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # python -W error: still a warning, on stderr
+        _cache._tell("save", OSError(28, "No space left on device"))
+    assert "KernelCacheWarning: btlab: cannot save" in capsys.readouterr().err

@@ -60,6 +60,7 @@ import itertools
 import os
 import pickle
 import re
+import sys
 import tempfile
 import tomllib
 import warnings
@@ -286,7 +287,10 @@ def _tell(what: str, exc: BaseException) -> None:
                 f"({reason}); they stay compiled in memory for this process (results are "
                 "unaffected; the next process compiles them again)\n  fix: free space "
                 "there, or set BTLAB_CACHE_DIR to a writable folder")
-    warnings.warn(text, KernelCacheWarning, stacklevel=2)
+    try:
+        warnings.warn(text, KernelCacheWarning, stacklevel=2)
+    except Exception:  # noqa: BLE001 - ``-W error``: still a warning, never the trial's error
+        print(f"KernelCacheWarning: {text}", file=sys.stderr, flush=True)
 
 
 def _folder_in_use() -> str:
