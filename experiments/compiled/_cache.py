@@ -69,6 +69,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Iterable
 
+from btlab.errors import shown
+
 _PACKAGE_DIR = Path(__file__).resolve().parent
 #: The folder of :mod:`btlab.experiments`, whose modules the kernels import.
 _TOP_DIR = _PACKAGE_DIR.parent
@@ -276,8 +278,8 @@ def _tell(what: str, exc: BaseException) -> None:
     if what in _TOLD:
         return
     _TOLD.add(what)
-    folder = _folder_in_use()
-    reason = f"{type(exc).__name__}: {exc}".replace("\n", " ")
+    folder = shown(_folder_in_use())  # BTLAB_CACHE_DIR: user text, echoed escaped
+    reason = shown(f"{type(exc).__name__}: {exc}")
     if what == "load":
         text = (f"btlab: the compiled kernels' cache in {folder} is damaged ({reason}); the "
                 "kernels are compiled afresh and the damaged files rewritten (results are "
