@@ -277,7 +277,7 @@ class _Column:
         self.text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
         self.categories: dict[str, int] = {}
         if self.text:
-            self.data = np.full(n, -1, dtype=np.int32)
+            self.data: np.ndarray = np.full(n, -1, dtype=np.int32)
         elif pa.types.is_integer(kind) or pa.types.is_boolean(kind) or \
                 pa.types.is_floating(kind):
             self.data = np.zeros(n, dtype=kind.to_pandas_dtype())
@@ -309,7 +309,8 @@ class _Column:
 
     def values(self) -> Any:
         """The column for the DataFrame (this object is spent)."""
-        data, self.data = self.data, np.empty(0)
+        data: Any = self.data
+        self.data = np.empty(0)
         if self.text:
             present = data >= 0
             used, first = np.unique(data[present], return_index=True)
