@@ -1,5 +1,6 @@
 """Every error btlab raises on purpose, in one place.
 
+* :func:`shown` -- user text made safe to echo (control characters escaped).
 * :class:`BtlabError` -- the base; the CLI prints its message and exits with
   its ``exit_code`` (2: bad input, nothing was run or written).
 * :class:`ConfigError` -- a bad config: carries the file, the line and column,
@@ -45,14 +46,43 @@ class BtlabError(Exception):
     exit_code = 2
 
 
+#: Characters never written raw to a terminal: the C0 controls (NUL, BEL, BS, ESC, CR,
+#: ...), DEL, the C1 controls (U+0080-U+009F, U+009B is an escape of its own) and the
+#: bidirectional overrides and isolates (U+202A-U+202E, U+2066-U+2069), which reorder
+#: the text shown after them.
+_UNSHOWN = {c: f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+            for c in (*range(0x20), *range(0x7f, 0xa0), *range(0x202a, 0x202f),
+                      *range(0x2066, 0x206a))}
+_UNSHOWN_LINES = {c: e for c, e in _UNSHOWN.items() if c != 0x0a}
+
+
+def shown(text: object, lines: bool = False) -> str:
+    """``text`` safe to echo to a terminal: every control character written escaped.
+
+    The one function every echo of user text goes through (config values, keys,
+    override texts, file and folder names, plug-in names, a part's metadata, a
+    plug-in's error messages): ESC, NUL, CR, DEL, the C1 controls and the
+    bidirectional controls are shown as ``\\x1b``, ``\\x00``, ``\\u202e``, so that
+    no text can colour, clear, rewrite or reorder what the terminal shows. Printable
+    text, backslashes included, is unchanged (``shown(shown(t)) == shown(t)``).
+
+    Args:
+        text: what to show (``str()`` of it).
+        lines: keep newlines (a message of several lines); by default a newline is
+            escaped too (``\\x0a``), so that one line of text stays one line.
+    """
+    return str(text).translate(_UNSHOWN_LINES if lines else _UNSHOWN)
+
+
 def format_key_path(path: tuple[str | int, ...]) -> str:
-    """Render a key path like ``('matrix', 'heuristic', 2)`` as ``matrix.heuristic[2]``."""
+    """Render a key path like ``('matrix', 'heuristic', 2)`` as ``matrix.heuristic[2]``
+    (control characters of a key escaped, :func:`shown`)."""
     out = ""
     for part in path:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
-            out += ("." if out else "") + str(part)
+            out += ("." if out else "") + shown(part)
     return out or "(top level)"
 
 
@@ -84,16 +114,17 @@ class ConfigError(BtlabError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        where = self.file
+        # every part may echo user text (an override, a file name, a key): shown escaped
+        where = shown(self.file)
         if self.where:
-            where += f", {self.where}"
+            where += f", {shown(self.where)}"
         elif self.line is not None:
             where += f":{self.line}:{self.column}"
         msg = (f"{where}: error at {format_key_path(self.key_path)}\n"
-               f"  expected: {self.expected}\n"
-               f"  found:    {self.found}")
+               f"  expected: {shown(self.expected, lines=True)}\n"
+               f"  found:    {shown(self.found, lines=True)}")
         if self.fix:
-            msg += f"\n  fix:      {self.fix}"
+            msg += f"\n  fix:      {shown(self.fix, lines=True)}"
         return msg
 
 

@@ -162,6 +162,10 @@ CASES = [
     pytest.param(MAIN, ["fixed..board=6"], "fixed.board=[6,6]", id="an-empty-key-part"),
     pytest.param(MAIN, [".".join(["fixed"] * 65) + "=1"], "fixed.board=[6,6]",
                  id="too-deep-a-key"),
+    pytest.param(BARE, ["+restarts={policy: luby, scale: 100"],
+                 "+restarts={policy: luby, scale: 100}", id="closing-an-added-section"),
+    pytest.param(BARE, ["+seed=\x1b7"], "+seed=7", id="a-control-character"),
+    pytest.param(BARE, ["+seed=7\x00"], "+seed=7", id="a-nul-after-a-value"),
     pytest.param(MAIN, ["seed"], "++seed=7", id="no-value"),
     pytest.param(MAIN, ["fixed.board"], "++seed=7", id="no-value-nested"),
 ]

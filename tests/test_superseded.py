@@ -11,6 +11,7 @@ how many; a crash between the two writes of a move leaves every row readable onc
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -318,3 +319,56 @@ def test_an_object_store_prefix_keeps_its_superseded_rows_beside_it_and_a_bucket
         freed = prune(out)
         assert (freed.rows, freed.files) == (25, len(kept))
         assert not [f for f in files() if f.startswith(beside)]
+
+
+def test_an_edited_plugin_leaves_show_report_and_compare_of_finished_folders_unchanged(
+        tmp_path, rule_module, capsys):
+    """Issue 26, kind 6: the config last run's trial ids come from the stored config and the
+    plug-in hashes stored with it, never from the plug-in file as it is now."""
+    cfg = write(tmp_path / "rule.yaml", """\
+        name: rule
+        problem: knights_tour
+        fixed: {board: 5, strategy: iterative}
+        matrix: {heuristic: [warnsdorff, "stale_rules:fewest_onward"], start: all}
+        budget: {nodes: 1000}
+    """)
+    one, two = tmp_path / "results" / "one", tmp_path / "results" / "two"
+    assert run(cfg, one) == 0 and run(cfg, two) == 0
+    capsys.readouterr()
+
+    def outputs() -> dict[str, tuple[int, str]]:
+        said = {}
+        for name, args in {"show": ("show", one), "report": ("report", one, "-o", "-"),
+                           "report of two": ("report", one, two, "-o", "-"),
+                           "compare": ("compare", one, two)}.items():
+            status = run_main(*args)
+            # matplotlib names the clip paths of an SVG at random, and a report says the
+            # minute it was made: the rest of the page is compared as it is
+            text = re.sub(r"data:image/svg\+xml;base64,[^\"]*", "SVG", capsys.readouterr().out)
+            said[name] = (status, re.sub(r"report made [^;]* UTC", "report made", text))
+        return said
+
+    before = outputs()
+    # the plug-in edited (its code, not only a comment) and imported again
+    rule_module.write_text(RULE.replace("# version 1", "# version 2").replace(
+        "key=lambda s: board.onward(*s))", "key=lambda s: -board.onward(*s))"))
+    sys.modules.pop("stale_rules", None)
+    after = outputs()
+    assert after == before
+    status, show = after["show"]
+    assert status == 0 and f"{one}: 50 trials of rule" in flat(show)
+    assert "older row(s)" not in show and "not in the folder yet" not in show
+    page = {name: " ".join(re.sub(r"<[^>]*>", " ", after[name][1]).split())
+            for name in ("report", "report of two")}
+    assert after["report"][0] == after["report of two"][0] == 0
+    assert "50 trials of knights_tour" in page["report"]
+    # the two-folder report reads both folders' rows together: none dropped
+    assert "100 trials of knights_tour from 2 results folders" in page["report of two"]
+    assert page["report of two"].count("config rule , 50 trials") == 2
+    status, compared = after["compare"]
+    assert status == 0 and "compared 50 trials present in both" in flat(compared)
+    assert "IDENTICAL" in compared
+    for folder in (one, two):
+        assert set(btlab.load(folder)["heuristic"]) == {"warnsdorff",
+                                                         "stale_rules:fewest_onward"}
+        assert len(btlab.load(folder)) == 50

@@ -19,7 +19,9 @@ Kernels are compiled once per process, on first use, and cached on disk
 new worker process loads them in milliseconds instead of compiling them for
 seconds. The cache folder is named by a hash of every source the kernels use
 and btlab's version: an edited dependency (``_driver.py``'s return codes, a
-module a kernel imports) is compiled afresh, never loaded stale. Compile (or
+module a kernel imports) is compiled afresh, never loaded stale. A damaged or
+unwritable cache is a warning and a recompile, never a failed trial
+(:func:`._cache.guard_caches`). Compile (or
 cache-load) time is never part of a search's time: the solvers warm the
 kernels up before starting their clock and report the time it took in
 ``extra["compile_ns"]`` (nonzero only on the first call of a kind in a
@@ -38,11 +40,13 @@ from __future__ import annotations
 
 import functools
 import operator
+import sys
 import threading
 import time
 from typing import Callable, Sequence
 
 from btlab.experiments.compiled._cache import configure as _configure_cache
+from btlab.experiments.compiled._cache import guard_caches as _guard_caches
 
 CACHE_DIR = _configure_cache()
 
@@ -52,6 +56,10 @@ from btlab.experiments.compiled.knights import loops as knights_loops  # noqa: E
 from btlab.experiments.core import Budget, Mode, SearchResult  # noqa: E402
 from btlab.experiments.knights.solve import DEFAULT_MOVE_ORDER  # noqa: E402
 from btlab.experiments.loading import interrupts_held  # noqa: E402
+
+# every kernel's disk cache checked: a damaged or unwritable cache is a recompile, told once
+_guard_caches([module for name, module in list(sys.modules.items())
+               if name == __name__ or name.startswith(__name__ + ".")])
 
 __all__ = ["CACHE_DIR", "KINDS", "compiled_count", "knights_kind", "knights_subtree_compiled",
            "queens_subtree_compiled", "solve_knights_compiled", "solve_queens_compiled",

@@ -14,6 +14,9 @@ Time budget: the kernels keep their state in arrays and return
 :data:`._driver.PAUSED` between two probes once :data:`._driver.PAUSE_EVERY`
 placements have passed since the call began; the Python driver reads the
 clock then (a probe is at most ``rows * cols`` placements, or n queens).
+Without a time limit they pause every :data:`._driver.CHUNK_EVERY` placements,
+so that Ctrl-C and SIGTERM stop even ``probes: 2**40`` within milliseconds; the
+probes resume from the arrays, their results unchanged.
 Under a time limit the counters are those reached when the clock was read
 and need not equal the python engine's.
 """
@@ -25,7 +28,7 @@ from numba import njit
 
 from btlab.experiments.compiled._driver import EXHAUSTED as _EXHAUSTED
 from btlab.experiments.compiled._driver import NODE_LIMIT as _NODE_LIMIT
-from btlab.experiments.compiled._driver import PAUSE_EVERY, drive
+from btlab.experiments.compiled._driver import PAUSE_EVERY, drive, pause_every  # noqa: F401 - PAUSE_EVERY: documented here
 from btlab.experiments.compiled._driver import PAUSED as _PAUSED
 from btlab.experiments.compiled.knights import kernel as knights_kernel
 from btlab.experiments.compiled.queens_kernel import _is_canonical
@@ -98,7 +101,8 @@ def knights_probes(nbr, count, params, state, moments, rng, visited, path):
             order) and neighbour counts (int32 (size,)), as
             :func:`.knights_kernel.build_geometry` fills them.
         params: int64 (N_PARAMS,): start square, closed, -, probes to run, node
-            cap, placements per call before pausing (-1: never), -.
+            cap, placements per call before pausing between two probes (-1: never; the
+            runners always set one), -.
         state: int64 (N_STATE,): nodes, checks, max_depth, probes finished.
         moments: float64 (N_MOMENTS,): Welford's moments of the tree-size and
             the solutions estimates.
@@ -189,7 +193,7 @@ def queens_probes(params, state, moments, rng, place, scratch):
 
     Args:
         params: int64 (N_PARAMS,): -, -, unique, probes to run, node cap,
-            placements per call before pausing (-1: never), n (1..64).
+            placements per call before pausing (as :func:`knights_probes`), n (1..64).
         state, moments, rng: as :func:`knights_probes`.
         place: int64 (n,): the queens' columns of the current probe.
         scratch: int64 (2, n): work space of the symmetry test.
@@ -290,7 +294,7 @@ def _result(status: Status, state: np.ndarray, moments: np.ndarray) -> ProbeResu
 
 def _params(budget: Budget, probes: int, start: int = 0, closed: bool = False,
             unique: bool = False, n: int = 0) -> np.ndarray:
-    pause = PAUSE_EVERY if budget.max_seconds is not None else -1
+    pause = pause_every(budget.max_seconds is not None)  # untimed too: signals get through
     return np.array([start, int(closed), int(unique), probes, budget.node_cap, pause, n],
                     dtype=np.int64)
 

@@ -58,7 +58,7 @@ from btlab.views.failures import FailureLog
 from btlab.views.findings import folder_finding
 from btlab.views.headline import print_headline
 from btlab.views.headline_rows import headline_rows
-from btlab.views.progress import LogProgress, log_interval
+from btlab.views.progress import LogProgress, ShownConsole, log_interval
 from btlab.views.tables import TRIAL_COLUMNS, headline_columns
 
 __all__ = ["BACKENDS", "MAPPING_SOURCE", "RunOutcome", "TrialStream", "read_config", "run",
@@ -331,7 +331,7 @@ def sweep(config: ConfigSource, *overrides: str, backend: str = "ray",
             (:class:`btlab.errors.StoreWriteError`: part-way, the rows before intact).
         BackendError: Ray could not be started or joined.
     """
-    console = console if console is not None else Console(highlight=False)
+    console = console if console is not None else ShownConsole(highlight=False)
     tell = say if say is not None else _silent
     # everything that can be wrong with the input is checked before anything is written
     cfg = read_config(config, overrides)
@@ -645,11 +645,11 @@ def run(config: ConfigSource, *overrides: str, backend: str = "ray",
         outcome = sweep(config, *overrides, backend=backend, address=address, out=out,
                         fresh=fresh, workers=workers, batch_size=batch_size,
                         retry_errors=retry_errors, dashboard=dashboard, yes=yes,
-                        console=Console(highlight=False), progress=not quiet,
+                        console=ShownConsole(highlight=False), progress=not quiet,
                         tables=not quiet, max_failures=max_failures)
     if outcome.interrupted:
         raise KeyboardInterrupt(f"interrupted: finished rows are in {outcome.folder}; run "
                                 "again to resume")
     if outcome.finding:
-        Console(highlight=False).print(outcome.finding, markup=False)
+        ShownConsole(highlight=False).print(outcome.finding, markup=False)
     return outcome.rows()

@@ -31,20 +31,22 @@ import shlex
 import shutil
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from rich.console import Console
 from rich.markup import escape
 
-from btlab.errors import BtlabError, WriteError
+from btlab.errors import BtlabError, WriteError, shown
 from btlab.execution.batching import OPTION_MAXIMA
 from btlab.execution.interrupts import catching_signals, settle
+from btlab.views.progress import ShownConsole
 
 
 def _console(markup: bool = True) -> Console:
     """The console commands print to; ``markup=False`` for those that print stored values
     (show, report, compare), so that a value such as ``[/bold]`` is printed as it is."""
     width = shutil.get_terminal_size((160, 40)).columns
-    return Console(width=max(width, 100) if not sys.stdout.isatty() else None,
+    return ShownConsole(width=max(width, 100) if not sys.stdout.isatty() else None,
                    highlight=False, markup=markup)
 
 
@@ -80,8 +82,16 @@ class _VersionAction(argparse.Action):
         parser.exit(0)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, its usage errors (``unrecognized arguments: ...``) echoing the
+    arguments with their control characters escaped (:func:`btlab.errors.shown`)."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(shown(message, lines=True))
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="btlab", description="Batch experiments on backtracking search (knight's tour, "
         "N-Queens): YAML sweeps -> Ray -> Parquet.", epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -276,12 +286,13 @@ def _main_run(args, console: Console) -> int:
 
 
 def _error(exc: BtlabError) -> None:
-    Console(stderr=True, highlight=False).print(
-        f"[bold red]btlab:[/bold red] {escape(str(exc))}", markup=True, soft_wrap=True)
+    ShownConsole(stderr=True, highlight=False).print(
+        f"[bold red]btlab:[/bold red] {escape(shown(exc, lines=True))}", markup=True,
+        soft_wrap=True)
 
 
 def _interrupted() -> None:
-    Console(stderr=True, highlight=False).print(
+    ShownConsole(stderr=True, highlight=False).print(
         "btlab: interrupted; rows already finished are on disk (run again to resume)")
 
 
@@ -397,7 +408,7 @@ def _print_config(trials, label: str) -> int:
     text = config_yaml(trials.config)
     sys.stdout.write(text)
     sys.stdout.flush()
-    Console(stderr=True, highlight=False).print(
+    ShownConsole(stderr=True, highlight=False).print(
         f"{label}: OK -- problem {escape(trials.config.problem.name)}, {size} trials",
         soft_wrap=True)
     return 0
@@ -530,7 +541,7 @@ def _print_report(text: str) -> int:
         WriteError: standard output is a full disk or failed (exit 3).
     """
     try:
-        sys.stdout.write(text)
+        sys.stdout.write(shown(text, lines=True))  # a stored ESC is text on the terminal too
         sys.stdout.flush()
     except OSError as exc:
         if exc.errno == errno.EPIPE:  # `btlab report ... -o - | head`: the reader is gone
@@ -568,7 +579,7 @@ def _side_console(args, console: Console) -> Console:
     output holds ``--format csv|json`` data."""
     if getattr(args, "format", "table") == "table":
         return console
-    return Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
+    return ShownConsole(stderr=True, highlight=False, markup=False, soft_wrap=True)
 
 
 def _print_tables(tables, args) -> int:

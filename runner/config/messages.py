@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import re
 from typing import Any
 
@@ -102,6 +103,10 @@ def from_pydantic(cfg_error, err: Any, prefix: KeyPath, allowed_keys: list[str])
             fix = (_exponent_fix(text, integer=kind.startswith("int"))
                    if "e" in text.lower() else f"a number in quotes is text: write {text} "
                    "without quotes")
+        elif kind in ("int_type", "int_from_float") and isinstance(text, float) \
+                and math.isfinite(text):  # 1.5e+6 (YAML's float) where a count goes
+            fix = (f"write it as a whole number: {int(text):_}" if text.is_integer() else
+                   f"write a whole number, e.g. {round(text):_}")
     return cfg_error(loc, expected, found, fix)
 
 
@@ -114,12 +119,18 @@ def _exponent_fix(text: str, integer: bool) -> str:
     mantissa, _, exponent = text.strip().lower().partition("e")
     if "." not in mantissa:
         mantissa += ".0"
+    sign = mantissa[0] if mantissa[0] in "+-" else ""
+    if mantissa[len(sign)] == ".":  # YAML 1.1 reads .5e+3 as a float, but not -.5e+3
+        mantissa = f"{sign}0{mantissa[len(sign):]}"
     if not exponent.startswith(("+", "-")):
         exponent = "+" + exponent
     as_float = f"{mantissa}e{exponent}"
     if integer:
         value = float(as_float)
-        whole = f"{int(value):_}" if value.is_integer() and abs(value) < 1e19 else as_float
+        if not math.isfinite(value):  # 1e400: more digits than a float holds
+            return (f"YAML reads {text} as text: write the whole number in full, in digits "
+                    "(no exponent)")
+        whole = f"{int(value):_}" if value.is_integer() else f"{round(value):_}"
         return f"YAML reads {text} as text: write the whole number in full, {whole}"
     return (f"YAML reads {text} as text (its floats need a decimal point and a signed "
             f"exponent): write {as_float}")

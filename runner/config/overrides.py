@@ -141,8 +141,8 @@ def parse_override(text: str, index: int, source: str) -> Override:
                       path)
         return Override(text, index, op, path, [_value(p.strip(), key, source, bad, path)
                                                 for p in pieces], True, tuple(pieces))
-    if eq:
-        value = _value(raw, key, source, bad, path)
+    if eq:  # the key as typed (+key, ++key): a fix to write instead says it the same way
+        value = _value(raw, text.partition("=")[0], source, bad, path)
     return Override(text, index, op, path, value, bool(eq))
 
 
@@ -221,6 +221,10 @@ def _value(raw: str, key: str, source: str, bad: Callable[..., ConfigError],
                   "Python objects", path) from None
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        if isinstance(exc, yaml.reader.ReaderError):  # a control character (ESC, NUL, ...)
+            raise bad("a YAML flow value, e.g. 7, [6,6], [none,warnsdorff] or 'text' (no "
+                      "control characters)", f"{raw!r}: {problem}", _printable_fix(raw, key),
+                      path) from None
         closed = raw + _closers(raw)
         try:  # closing what is open after a comma or colon would guess a value: not done
             works = (closed != raw and not raw.rstrip().endswith((",", ":"))
@@ -232,6 +236,19 @@ def _value(raw: str, key: str, source: str, bad: Callable[..., ConfigError],
                f"e.g. '{key}=[6,6]'")
         raise bad("a YAML flow value, e.g. 7, [6,6], [none,warnsdorff] or 'text'",
                   f"{raw!r}: {problem}", fix, path) from None
+
+
+def _printable_fix(raw: str, key: str) -> str:
+    """The fix of an override value holding control characters: the value without them,
+    as it is if it reads as YAML, else as a quoted string."""
+    kept = yaml.reader.Reader.NON_PRINTABLE.sub("", raw)
+    for value in (kept, json.dumps(kept)):
+        try:
+            load_value(value, "<override>")
+        except (ConfigError, ValueError, yaml.YAMLError):
+            continue
+        return f"remove the control characters: write {shlex.quote(f'{key}={value}')}"
+    return "remove the control characters (ESC, NUL, ...) from the value"
 
 
 def _show(path: KeyPath) -> str:

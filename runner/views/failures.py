@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
+from btlab.errors import shown
+
 #: Distinct messages listed at the end of a run; the others are counted.
 LISTED = 20
 
@@ -37,7 +39,6 @@ T = TypeVar("T")
 #: Characters of a failure's first line that are printed; the rest is cut with ``...``.
 LINE_CHARS = 300
 
-_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7f)}
 
 
 def first_line(error: Any) -> str:
@@ -50,9 +51,9 @@ def first_line(error: Any) -> str:
     text = str(error or "")[:100_000]
     for line in text.splitlines():
         line = line.strip()
-        if not line.translate(_CONTROL).replace("\\x00", "").strip():
+        if not shown(line).replace("\\x00", "").strip():
             continue
-        line = line.translate(_CONTROL)
+        line = shown(line)
         if len(line) > LINE_CHARS:
             line = f"{line[:LINE_CHARS]}... ({len(line):,} characters)"
         return line
@@ -66,7 +67,7 @@ KEPT = 1000
 
 def _escaped(text: str) -> list[str]:
     """The lines of ``text``, control characters shown escaped (as :func:`first_line`)."""
-    return [line.rstrip().translate(_CONTROL) for line in text.splitlines() if line.strip()]
+    return [shown(line.rstrip()) for line in text.splitlines() if line.strip()]
 
 
 class FailureLog:
@@ -101,11 +102,11 @@ class FailureLog:
 
     def describe(self, row: dict[str, Any]) -> str:
         """``trial ID (name=value, ..., repeat=R)`` of a row."""
-        values = [f"{name}={row[name]}" for name in self.parameters if name in row]
+        values = [f"{name}={shown(row[name])}" for name in self.parameters if name in row]
         for name in ("seed", "repeat"):
             if row.get(name) is not None:
                 values.append(f"{name}={row[name]}")
-        return f"trial {row.get('trial_id')} ({', '.join(values)})"
+        return f"trial {shown(row.get('trial_id'))} ({', '.join(values)})"
 
     def seen(self, row: dict[str, Any]) -> bool:
         """Take one row; count it when its status is ``error``, and print it when its message
@@ -166,22 +167,23 @@ class FailureLog:
         else:
             same = None
             lines.append(f"the trials that failed in this run ({self.count:,}):")
-        shown = list(counts.items())[:LISTED]
-        for line, n in shown:
+        listed = list(counts.items())[:LISTED]
+        for line, n in listed:
             described = self.messages[line][1]
             if line == same:  # the first error's message, printed in full above
                 lines.append(f"  {n:,} trial(s): the same message as the first")
                 continue
             lines.append(f"  {described}: {line}" if n == 1 else
                          f"  {n:,} trials: {line} (the first: {described})")
-        more = sum(counts.values()) - sum(n for _, n in shown) + self.unkept
+        more = sum(counts.values()) - sum(n for _, n in listed) + self.unkept
         if more:
-            kinds = len(counts) - len(shown)
+            kinds = len(counts) - len(listed)
             lines.append(f"  ... and {more:,} more" + (f" with {kinds:,} other message(s)"
                                                       if kinds and not self.unkept else ""))
         return lines + self._where(folder)
 
     @staticmethod
     def _where(folder: Any) -> list[str]:
+        folder = shown(folder)
         return [f"  (every message in full: the error column of {folder}; "
                 f"`btlab show {folder}` counts them)"]

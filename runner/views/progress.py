@@ -10,6 +10,10 @@ own so that a line comes even while a long trial runs::
 and the same line once more at the end. The interval is 10 s unless the
 environment variable ``BTLAB_PROGRESS_INTERVAL`` gives another (seconds,
 > 0; the tests use a fraction of a second).
+
+Whatever btlab prints goes through a :class:`ShownConsole`: user text in it (a
+folder name, an override, a stored value, a plug-in's error) is shown with its
+control characters escaped (:func:`btlab.errors.shown`).
 """
 
 from __future__ import annotations
@@ -18,9 +22,11 @@ import math
 import os
 import threading
 import time
-from typing import Callable
+from typing import Any, Callable
 
-from btlab.errors import BtlabError
+from rich.console import Console
+
+from btlab.errors import BtlabError, shown
 
 #: Environment variable: seconds between two progress lines in a log.
 INTERVAL_ENV = "BTLAB_PROGRESS_INTERVAL"
@@ -129,3 +135,15 @@ class LogProgress:
             self._thread = None
         if final:
             self.write(self.line())
+
+
+class ShownConsole(Console):
+    """A rich Console whose ``print`` shows every str it is given with its control characters
+    escaped (:func:`btlab.errors.shown`, newlines kept): a folder name, an override or a
+    stored value holding ESC or CR is printed as text and cannot colour, clear or rewrite
+    the terminal. Rich markup (``[red]...[/red]``) is untouched; Tables are escaped cell by
+    cell (:func:`btlab.views.tables.literal`)."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        super().print(*(shown(o, lines=True) if isinstance(o, str) else o for o in objects),
+                      **kwargs)

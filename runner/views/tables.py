@@ -36,7 +36,7 @@ from btlab.analysis.columns import (  # noqa: F401
 )
 from btlab.analysis.formatting import fmt_int, fmt_ns  # noqa: F401 - fmt_ns re-exported
 from btlab.analysis.sweeps import SWEEP_COLUMNS
-from btlab.errors import BtlabError
+from btlab.errors import BtlabError, shown
 from btlab.problems.censoring import CENSORED, bound_flags
 from btlab.problems.spec import ProblemSpec
 from btlab.store import schema
@@ -49,8 +49,9 @@ TRIAL_COLUMNS = schema.names(schema.TRIAL_KEY)
 
 def literal(value: object) -> Text:
     """``value`` as rich Text printed as it is: a stored ``[/bold]`` or ``[red]x[/red]`` is
-    text, never markup (a str cell or title of a rich Table would be parsed as markup)."""
-    return value if isinstance(value, Text) else Text(str(value))
+    text, never markup (a str cell or title of a rich Table would be parsed as markup), its
+    control characters escaped (:func:`btlab.errors.shown`)."""
+    return value if isinstance(value, Text) else Text(shown(value, lines=True))
 
 
 def add_row(table: Table, *cells: object) -> None:

@@ -26,7 +26,9 @@ in chunks of :data:`PAUSE_EVERY` placements, returning to Python between two
 chunks, where the clock is read (a multiple of :attr:`Budget.CLOCK_EVERY`,
 like the reference). A chunk takes milliseconds (about 2^17 placements at
 tens of millions per second), so the search stops well within the budget's
-tolerance; without a time limit the kernel runs in one call. Under a time
+tolerance; without a time limit it pauses every :data:`._driver.CHUNK_EVERY`
+placements (about 10 ms), so that Ctrl-C and SIGTERM reach Python, and resumes
+with the counters unchanged. Under a time
 limit the counters are those reached when the clock was read, a multiple of
 :data:`PAUSE_EVERY` placements, and need not equal the reference's.
 """
@@ -194,8 +196,6 @@ def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: st
     tie = "move_order" if heuristic == "none" and tie_break != "random" else tie_break
     loop = loops.choose(loops.Shape(nbr8.shape[0] > 0, heuristic, tie, first,
                                     deg.shape[0] > 0))
-    if loop.pauses and not timed:
-        params[P_PAUSE_MASK] = pause_mask(False, True)  # Ctrl-C and SIGTERM within a second
     bundle = {"nbr": nbr, "count": count, "dist2": dist2, "nbr8": nbr8, "nmask": nmask,
               "params": params, "state": state, "rng": rng, "visited": visited, "deg": deg,
               "path": path, "frames": frames, "found": found, "tour": tour}

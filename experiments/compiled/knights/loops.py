@@ -68,9 +68,10 @@ class Loop:
             frames found tour``).
         when: whether it runs a search of this :class:`Shape`.
         sample: ``(rows, cols, heuristic, tie_break, first)``, a search it runs.
-        pauses: always pause (return to Python) at least every
-            :data:`._driver.CHUNK_EVERY` placements, so that Ctrl-C and SIGTERM
-            are seen within a second.
+        pauses: the loop was written to pause (return to Python) at least every
+            :data:`._driver.CHUNK_EVERY` placements; every loop now does, since
+            :func:`._driver.pause_mask` sets a pause deadline or not, so that
+            Ctrl-C and SIGTERM are seen within a second.
     """
 
     name: str

@@ -17,6 +17,7 @@ from typing import Any, Callable
 import pandas as pd
 from matplotlib.figure import Figure
 
+from btlab.errors import shown
 from btlab.views import plots
 
 #: At most this many heatmaps and drawn solutions go into one report.
@@ -24,13 +25,15 @@ MAX_PLOTS_PER_KIND = 12
 
 
 def escape(value: Any) -> str:
-    """``value`` as HTML text."""
-    return html.escape(str(value))
+    """``value`` as HTML text, its control characters escaped (:func:`btlab.errors.shown`:
+    a report printed with ``-o -`` shows them as text too)."""
+    return html.escape(shown(value, lines=True))
 
 
 def table(frame: pd.DataFrame, index: bool = True) -> str:
     """A DataFrame as an HTML table; cells starting ``>=``, ``<=`` or ``unknown`` shaded."""
-    text = frame.to_html(classes="data", border=0, index=index, na_rep="-", escape=True)
+    text = shown(frame.to_html(classes="data", border=0, index=index, na_rep="-", escape=True),
+                 lines=True)
     text = text.replace('<table border="0" class="dataframe data">', '<table class="data">')
     return re.sub(r"<td>(&gt;=|&lt;=|unknown)", r'<td class="bound">\1', text)
 
@@ -51,7 +54,8 @@ def figure(make: Callable[[], Figure | tuple[Figure, str]], caption: str, fmt: s
     except (ValueError, KeyError) as exc:
         return skipped(caption.split(".")[0], exc)
     except Exception as exc:  # noqa: BLE001 - one plot must not cost the whole report
-        warnings.warn(f"report figure {caption.split('.')[0]!r}: {type(exc).__name__}: {exc}",
+        warnings.warn(shown(f"report figure {caption.split('.')[0]!r}: {type(exc).__name__}: "
+                            f"{exc}", lines=True),
                       RuntimeWarning, stacklevel=2)
         return skipped(caption.split(".")[0] + " (a btlab bug, please report it)",
                        RuntimeError(f"{type(exc).__name__}: {exc}"))
