@@ -84,7 +84,7 @@ def order_key(df: pd.DataFrame, positions: dict[str, int] | None) -> np.ndarray:
 
 
 def in_config_order(df: pd.DataFrame, config: Any) -> pd.DataFrame:
-    """The rows of ``df`` in config order (a new frame, index 0..n-1).
+    """The rows of ``df`` in config order (index 0..n-1).
 
     Args:
         df: rows of one results folder (``trial_id`` column).
@@ -92,8 +92,11 @@ def in_config_order(df: pd.DataFrame, config: Any) -> pd.DataFrame:
             :class:`~btlab.config.model.SweepConfig` they were run with.
 
     Returns:
-        ``df`` sorted by :func:`order_key` (a stable sort).
+        ``df`` sorted by :func:`order_key` (a stable sort); ``df`` itself when its rows are
+        in that order already and numbered 0..n-1 (no copy of a frame in order).
     """
     key = order_key(df, config_positions(config))
+    if bool((key[1:] >= key[:-1]).all()) and df.index.equals(pd.RangeIndex(len(df))):
+        return df
     return df.iloc[np.argsort(key, kind="stable")].reset_index(drop=True)
 

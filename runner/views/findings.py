@@ -79,7 +79,8 @@ def finding(df: pd.DataFrame, spec: ProblemSpec, *, config: Mapping[str, Any] | 
     df = one_per_trial(df, spec)
     sentences: list[str] = []
     estimates = is_estimate(df)
-    searched = df[~estimates & (df["status"].astype("object") != "error")]
+    ran = ~estimates & (df["status"] != "error")
+    searched = df if ran.all() else df[ran]  # no copy of a whole frame
     if not searched.empty:
         sentences += _searched(searched, spec, config, source)
     if estimates.any():
@@ -204,7 +205,7 @@ def _first_sentence(sub: pd.DataFrame, spec: ProblemSpec, name: str, metric: str
         return _cap(text) + _sizes(sub, spec) + "."
     else:
         text = f"{name} finds no {noun} from any of its {n:,} {unit}"
-    done = sub[~censored]
+    done = sub[~censored] if cut else sub
     if metric == "backtracks" and solved and "backtracks" in sub.columns:
         text += _where_backtracked(done, spec)
     elif solved:

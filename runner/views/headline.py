@@ -69,7 +69,7 @@ def print_headline(df: pd.DataFrame, console: Console | None = None,
         console.print(df["status"].astype("object").value_counts().to_string(), markup=False)
     else:
         estimates = is_estimate(df)
-        searched = df[~estimates]
+        searched = df[~estimates] if estimates.any() else df  # no copy of a whole frame
         if not searched.empty:
             if headline is None:
                 generic_headline(searched, console, spec)

@@ -74,7 +74,8 @@ def start_grid_text(df: pd.DataFrame, metric: str, title: str = "") -> Table | T
     if not grid_fits(rows, cols):
         return start_grid_summary(df, metric, title)
     cells = [["" for _ in range(cols)] for _ in range(rows)]
-    for rec in df.itertuples(index=False):
+    # the four columns read, not every column (iterating a categorical lists it whole)
+    for rec in df[["start_row", "start_col", "status", metric]].itertuples(index=False):
         r, c = int(rec.start_row), int(rec.start_col)
         if rec.status == "error":
             cells[r][c] = "err"
