@@ -4,7 +4,8 @@ The layer under :mod:`btlab.analysis` and :mod:`btlab.analysis.pairing` (both im
 it; it imports neither): which columns are counters, timings and parameters
 (:func:`parameter_columns`), which identify a trial (:func:`trial_keys`),
 folding the repeats of a trial into one row (:func:`aggregate_repeats`),
-selecting rows by ``column=value`` (:func:`select`); writing a value as
+selecting rows by ``column=value`` (:func:`select`), the columns a view declares it
+reads (:func:`reads`, :func:`columns_read`); writing a value as
 text with its bound mark (:func:`format_value`, :func:`format_seconds`) lives in
 :mod:`btlab.analysis.formatting` and is re-exported here. Every public name here is
 also importable from :mod:`btlab.analysis`.
@@ -18,7 +19,8 @@ counters and status of the first repeat and the median timings
 from __future__ import annotations
 
 import warnings
-from typing import Any, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 import pandas as pd
 
@@ -54,12 +56,77 @@ __all__ = ["COUNTERS", "NOT_PARAMETERS", "PARAMETERS", "TIMINGS", "aggregate_rep
 
 # --------------------------------------------------------------------------- columns
 
+_View = TypeVar("_View", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class SpecColumns:
+    """Columns a view reads that its problem's spec names, in a :func:`reads` declaration.
+
+    Attributes:
+        what: what they are, in words.
+        of: ``spec -> column names``.
+    """
+
+    what: str
+    of: Callable[[ProblemSpec], Sequence[str]]
+
+
+#: In :func:`reads`: every parameter column of the problem (its sizes and positions too).
+SPEC_PARAMETERS = SpecColumns("the parameters", lambda spec: spec.columns.names)
+#: In :func:`reads`: the columns the spec compares and their metrics (``spec.comparisons``).
+SPEC_COMPARED = SpecColumns("the compared columns and their metrics", lambda spec: [
+    name for c in spec.comparisons for name in (c.column, *c.metrics)])
+
+
+def reads(*columns: str | SpecColumns | Callable[..., Any]) -> Callable[[_View], _View]:
+    """Declare the columns of its rows a view function reads (a decorator).
+
+    Each item is a column name, a :class:`SpecColumns` (columns the problem's spec
+    names, such as :data:`SPEC_PARAMETERS`) or another view function, whose own
+    declaration is read in (the functions it calls). The end of ``btlab run`` reads
+    from the results only what its tables declare (:func:`columns_read`,
+    :func:`btlab.views.headline.tables_columns`); a column a view reads without
+    declaring it is missing from its rows there (``btlab show`` loads every column).
+    """
+    def declare(view: _View) -> _View:
+        view.__btlab_reads__ = columns  # type: ignore[attr-defined]
+        return view
+    return declare
+
+
+def columns_read(view: Callable[..., Any], spec: ProblemSpec) -> list[str] | None:
+    """The columns ``view`` declared with :func:`reads` for ``spec``'s rows, each once, in
+    the order declared (the functions it names in their place); None when it, or a function
+    it names, declared nothing (it may read any column)."""
+    out: dict[str, None] = {}
+    seen: set[int] = set()
+
+    def walk(fn: Callable[..., Any]) -> bool:
+        if id(fn) in seen:
+            return True
+        seen.add(id(fn))
+        declared = getattr(fn, "__btlab_reads__", None)
+        if declared is None:
+            return False
+        for item in declared:
+            if isinstance(item, str):
+                out[item] = None
+            elif isinstance(item, SpecColumns):
+                out.update(dict.fromkeys(item.of(spec)))
+            elif not walk(item):
+                return False
+        return True
+
+    return list(out) if walk(view) else None
+
 
 def varying(df: pd.DataFrame, columns: Sequence[str]) -> list[str]:
     """The columns among ``columns`` that take more than one value in ``df``."""
     return [c for c in columns if c in df.columns and df[c].nunique(dropna=False) > 1]
 
 
+@reads(SPEC_PARAMETERS, *GROUP_TRIAL_COLUMNS)
 def group_columns(df: pd.DataFrame, spec: ProblemSpec) -> list[str]:
     """The groups of the headline tables (and of ``btlab compare --timings``): the
     parameters that vary, sizes first, never the position columns (start square), then the

@@ -56,7 +56,7 @@ from btlab.sweep.trial import Trial
 from btlab.sweep.trial_ids import TrialIds
 from btlab.views.failures import FailureLog
 from btlab.views.findings import folder_finding
-from btlab.views.headline import print_headline
+from btlab.views.headline import print_headline, tables_columns
 from btlab.views.headline_rows import headline_rows
 from btlab.views.progress import LogProgress, ShownConsole, log_interval
 from btlab.views.tables import TRIAL_COLUMNS, headline_columns
@@ -463,11 +463,14 @@ def _print_tables(cfg: SweepConfig, store: ResultStore, wanted: TrialIds,
                   console: Console, source: ConfigSource) -> tuple[int, str]:
     """The headline tables of the config's trials in the folder; returns their error rows
     and the finding (:func:`btlab.views.findings.finding`, from the same rows)."""
-    # the headline's columns only: the tours and the provenance stay on disk
+    # the columns the tables declare they read (a plug-in's headline that declares none:
+    # every headline column); the tours and the provenance stay on disk
     names = cfg.problem.columns.names
-    columns = headline_columns(cfg.problem)
+    declared = tables_columns(cfg.problem)
+    columns = headline_columns(cfg.problem) if declared is None else declared
     # part by part, one compact row per trial key, in config order as read (no copy to sort)
-    found = headline_rows(store.loc, columns, wanted, [*names, *TRIAL_COLUMNS], config=cfg)
+    found = headline_rows(store.loc, columns, wanted, [*names, *TRIAL_COLUMNS], config=cfg,
+                          share=declared is not None)
     pause_at("tables")
     rows = found.frame
     print_headline(rows, console, errors=(found.errors, found.first_error))

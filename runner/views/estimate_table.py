@@ -17,12 +17,23 @@ from rich.table import Table
 
 from btlab.analysis.formatting import fmt_estimate
 from btlab.problems.spec import ProblemSpec
-from btlab.views.tables import fmt_int, fmt_ns, group_label, literal, one_per_trial, varying
+from btlab.views.tables import (
+    SPEC_PARAMETERS,
+    TRIAL_COLUMNS,
+    fmt_int,
+    fmt_ns,
+    group_label,
+    literal,
+    one_per_trial,
+    reads,
+    varying,
+)
 
 #: The ``mode`` value of estimate trials.
 ESTIMATE_MODE = "estimate"
 
 
+@reads("mode")
 def is_estimate(df: pd.DataFrame) -> pd.Series:
     """Boolean mask of the ``mode: estimate`` rows of ``df`` (all False without a ``mode``)."""
     if "mode" not in df.columns:
@@ -30,6 +41,8 @@ def is_estimate(df: pd.DataFrame) -> pd.Series:
     return (df["mode"].astype("object") == ESTIMATE_MODE).fillna(False).astype(bool)
 
 
+@reads(is_estimate, SPEC_PARAMETERS, *TRIAL_COLUMNS, "estimate", "estimate_se",
+       "solutions_estimate", "solutions_estimate_se", "nodes", "status", "wall_ns")
 def print_estimates(df: pd.DataFrame, spec: ProblemSpec, console: Console) -> None:
     """Print one table of the estimate rows of ``df`` (rows of another mode are ignored).
 

@@ -42,7 +42,15 @@ from btlab.problems.censoring import CENSORED, bound_flags
 from btlab.problems.registry import get_problem
 from btlab.problems.spec import ComparedColumn, ProblemSpec
 from btlab.views.estimate_table import is_estimate
-from btlab.views.tables import COUNT_MODE, group_columns, group_label, one_per_trial
+from btlab.views.tables import (
+    COUNT_MODE,
+    SPEC_COMPARED,
+    SPEC_PARAMETERS,
+    group_columns,
+    group_label,
+    one_per_trial,
+    reads,
+)
 
 #: What a solution of a problem is called in the finding (other problems: "solution").
 SOLUTION_NOUNS = {"knights_tour": "tour"}
@@ -54,6 +62,12 @@ MAX_NAMED = 3
 BUDGET_FACTOR = 1000
 
 
+# what the finding reads, its helpers below included: the groups, sizes and positions, the
+# compared metrics, the budgets that stopped trials, the counters, the estimates
+@reads(is_estimate, group_columns, SPEC_PARAMETERS, SPEC_COMPARED, "status", "error", "mode",
+       "budget_nodes", "budget_seconds", "budget_backtracks", "nodes", "backtracks",
+       "solutions", "wall_ns", "probes", "estimate", "estimate_se", "solutions_estimate",
+       "solutions_estimate_se")
 def finding(df: pd.DataFrame, spec: ProblemSpec, *, config: Mapping[str, Any] | None = None,
             source: str | Path | None = None,
             errors: tuple[int, str | None] | None = None) -> str:

@@ -17,11 +17,15 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from btlab.analysis.columns import columns_read
 from btlab.problems import plugins
 from btlab.problems.registry import get_problem
+from btlab.problems.spec import ProblemSpec
+from btlab.store.schema import row_schema
 from btlab.views.estimate_table import is_estimate, print_estimates
 from btlab.views.failures import first_line
-from btlab.views.tables import add_row, fmt_int, generic_headline, table_title
+from btlab.views.findings import finding
+from btlab.views.tables import add_row, fmt_int, generic_headline, reads, table_title
 
 
 class Collector(Console):
@@ -45,6 +49,7 @@ def headline_items(df: pd.DataFrame,
     return collector.items
 
 
+@reads("problem", "status", "error", is_estimate, print_estimates)
 def print_headline(df: pd.DataFrame, console: Console | None = None,
                    errors: tuple[int, str | None] | None = None) -> None:
     """Print the headline tables of a results DataFrame (one problem).
@@ -83,6 +88,28 @@ def print_headline(df: pd.DataFrame, console: Console | None = None,
     if errors[0]:
         console.print(Text.assemble((f"{errors[0]} trial(s) failed", "red"), "; first error:"))
         console.print(str(errors[1]), markup=False)
+
+
+def tables_columns(spec: ProblemSpec) -> list[str] | None:
+    """The columns the end of ``btlab run`` reads for its tables of ``spec``'s rows: what
+    :func:`print_headline`, the spec's headline (or :func:`~btlab.views.tables.generic_headline`)
+    and :func:`~btlab.views.findings.finding` declare they read
+    (:func:`btlab.analysis.columns.reads`), in row order, never ``repeat`` (those rows are
+    one per trial key already, :func:`btlab.views.headline_rows.headline_rows`: nothing to
+    fold). None when one of them declares nothing (a plug-in's headline may read any
+    column); a headline that does not load is left out (:func:`print_headline` prints
+    trials by status instead)."""
+    try:
+        views = [print_headline, spec.hook("headline") or generic_headline, finding]
+    except (ValueError, plugins.PluginError):
+        views = [print_headline, finding]
+    declared: set[str] = set()
+    for view in views:
+        columns = columns_read(view, spec)
+        if columns is None:
+            return None
+        declared.update(columns)
+    return [c for c in row_schema(spec).names if c in declared and c != "repeat"]
 
 
 def print_by_node(df: pd.DataFrame, console: Console) -> None:

@@ -69,13 +69,15 @@ class HeadlineRows:
 
 
 def headline_rows(where: Any, columns: Sequence[str], wanted: Container[str],
-                  keys: Sequence[str], config: Any = None) -> HeadlineRows:
+                  keys: Sequence[str], config: Any = None, share: bool = False) -> HeadlineRows:
     """Read a results folder (or URI) for the headline, in constant memory per trial key.
 
     Args:
         where: the folder or URI.
-        columns: the columns to read (``trial_id``, ``repeat``, ``status``,
-            ``wall_ns``, ``cpu_ns``, ``error`` among them).
+        columns: the columns of the frame (``trial_id`` never is one); the others
+            the tables need (``trial_id``, the ``keys``, ``repeat``, ``status``, the
+            times, ``error`` for the first message) are read whether or not they are
+            among them.
         wanted: the trial ids of the config; rows of other trials are counted
             in ``stale`` only.
         keys: the columns that tell searches apart (parameters, budget, seed).
@@ -84,6 +86,8 @@ def headline_rows(where: Any, columns: Sequence[str], wanted: Container[str],
             (:func:`btlab.analysis.config_order.config_positions`; rows of trials
             not in it, or every row when it cannot be expanded, after, in the order
             read). None: in the order read.
+        share: a column of one value in every row is that value broadcast, read-only
+            (:class:`_Column`), for tables that only read their rows.
 
     A trial written twice (a retried row) counts once, by its last row.
 
@@ -97,30 +101,38 @@ def headline_rows(where: Any, columns: Sequence[str], wanted: Container[str],
     names = [c for c in columns if c in schema_all.names]
     kept = [c for c in names if c != "trial_id"]
     positions = config_positions(config) if config is not None else None
-    scan = _Scan(loc, infos, schema_all, [c for c in keys if c in kept], wanted, positions)
+    scan = _Scan(loc, infos, schema_all, [c for c in keys if c in schema_all.names], wanted,
+                 positions)
     code = scan.codes()
-    # a trial is (key, repeat): its last row counts (lexsort is stable: file order kept)
+    # a trial is (key, repeat): its last row counts (lexsort is stable: file order kept);
+    # each array is let go as soon as it is used up (a row costs a few of them at a time)
     order = np.lexsort((scan.repeat, code))
-    by_key, by_repeat = code[order], scan.repeat[order]
+    code = code[order]  # by key, then repeat
+    repeat = scan.repeat[order]
     last = np.ones(len(order), dtype=bool)
-    last[:-1] = (by_key[1:] != by_key[:-1]) | (by_repeat[1:] != by_repeat[:-1])
+    last[:-1] = (code[1:] != code[:-1]) | (repeat[1:] != repeat[:-1])
+    del repeat
     keep = order[last]  # the rows that count, by key and then repeat
-    del order, by_key, by_repeat, last
+    code = code[last]
+    del order, last
     failed_at = np.sort(keep[scan.failed[keep]])
     trials, stale = len(keep), len(scan.stale)
-    times = _median_times(code[keep], scan.wall[keep], scan.cpu[keep])
-    heads = _starts(code[keep])  # each key's first repeat
-    by_file = np.argsort(keep[heads], kind="stable")
-    chosen = keep[heads][by_file]  # the rows shown, one per trial key, in file order
+    times = _median_times(code, scan.wall[keep], scan.cpu[keep])
+    heads = _starts(code)  # each key's first repeat
+    del code
+    chosen = keep[heads]
+    del keep, heads
+    by_file = np.argsort(chosen, kind="stable")
+    chosen = chosen[by_file]  # the rows shown, one per trial key, in file order
     times = {name: t[by_file] for name, t in times.items()}
-    del keep, heads, by_file, code
+    del by_file
     place = _places(scan.position[chosen] if scan.position is not None else None,
                     len(positions) if positions else 0, len(chosen))
     del scan
     fields = [schema_all.field(c) for c in kept]
-    out = {f.name: _Column(f.type, len(chosen)) for f in fields if f.name not in times}
-    first_error = _take(loc, infos, schema_all, ["trial_id", *out], wanted, chosen, place, out,
-                        int(failed_at[0]) if len(failed_at) else None)
+    out = {f.name: _Column(f.type, len(chosen), share) for f in fields if f.name not in times}
+    first_error = _take(loc, infos, schema_all, ["trial_id", *out, "error"], wanted, chosen,
+                        place, out, int(failed_at[0]) if len(failed_at) else None)
     frame_columns: dict[str, Any] = {}
     for f in fields:
         if f.name in out:
@@ -128,6 +140,7 @@ def headline_rows(where: Any, columns: Sequence[str], wanted: Container[str],
         else:  # wall_ns, cpu_ns: the median over the repeats, per trial key
             frame_columns[f.name] = np.empty(len(chosen), dtype=np.float64)
             frame_columns[f.name][place] = times.pop(f.name)
+    del times
     frame = pd.DataFrame(frame_columns, columns=kept, copy=False)
     return HeadlineRows(frame, trials, stale, len(failed_at), first_error)
 
@@ -137,58 +150,79 @@ class _Scan:
 
     Keeps per row (file order, stale rows left out) the repeat, the wall and CPU times,
     whether it failed and, with ``positions``, its trial's place in sweep order (-1: not
-    in it); per batch the key columns (:func:`_same_or_all`), numbered by :meth:`codes`.
+    in it), in numpy arrays made once for the rows of every part (no Arrow buffer of a
+    batch outlives it); and each key column as a :class:`_Key`, numbered by :meth:`codes`.
     """
 
     def __init__(self, loc: Any, infos: list, schema: pa.Schema, key_cols: list[str],
                  wanted: Container[str], positions: dict[str, int] | None) -> None:
         self.stale: set[str] = set()
-        self.sizes: list[int] = []
-        self.keys: list[list[pa.Array]] = [[] for _ in key_cols]  # per key column, per batch
-        parts: dict[str, list[np.ndarray]] = {"repeat": [], "wall": [], "cpu": [],
-                                              "failed": [], "position": []}
+        size = sum(int(info.rows) for info in infos)  # every row; the config's are fewer
+        self.repeat = np.zeros(size, dtype=np.int32)
+        self.wall = np.zeros(size, dtype=np.float64)
+        self.cpu = np.zeros(size, dtype=np.float64)
+        self.failed = np.zeros(size, dtype=bool)
+        self.position = np.zeros(size, dtype=np.int64) if positions is not None else None
+        self.keys = [_Key(schema.field(name).type, size) for name in key_cols]
         read = dict.fromkeys(["trial_id", *key_cols, "repeat", "status", "wall_ns", "cpu_ns"])
         fields = [schema.field(c) for c in read if c in schema.names]
+        seq = 0
         for batch in _batches(loc, infos, fields, wanted, self.stale):
-            self.sizes.append(batch.num_rows)
-            for values, name in zip(self.keys, key_cols):
-                values.append(_same_or_all(batch.column(name)))
-            parts["repeat"].append(_ints(batch.column("repeat")))
-            parts["wall"].append(_floats(batch.column("wall_ns")))
-            parts["cpu"].append(_floats(batch.column("cpu_ns")))
+            at = slice(seq, seq + batch.num_rows)
+            if at.stop > len(self.repeat):  # more rows than the footers said (a part rewritten)
+                self._grow(at.stop)
+            for key, name in zip(self.keys, key_cols):
+                key.put(at, batch.column(name))
+            self.repeat[at] = pc.fill_null(batch.column("repeat"), 0).to_numpy(
+                zero_copy_only=False)
+            self.wall[at] = batch.column("wall_ns").to_numpy(zero_copy_only=False)
+            self.cpu[at] = batch.column("cpu_ns").to_numpy(zero_copy_only=False)
             failed = pc.fill_null(pc.equal(batch.column("status"), "error"), False)
-            parts["failed"].append(failed.to_numpy(zero_copy_only=False).astype(bool))
-            if positions is not None:
+            self.failed[at] = failed.to_numpy(zero_copy_only=False)
+            if self.position is not None and positions is not None:
                 ids = batch.column("trial_id").to_pylist()
-                parts["position"].append(np.fromiter((positions.get(i, -1) for i in ids),
-                                                     dtype=np.int64, count=len(ids)))
+                self.position[at] = np.fromiter((positions.get(i, -1) for i in ids),
+                                                dtype=np.int64, count=len(ids))
                 del ids
-        kinds = {"repeat": np.int32, "wall": np.float64, "cpu": np.float64, "failed": bool,
-                 "position": np.int64}
-        joined = {name: np.concatenate(p) if p else np.empty(0, kinds[name])
-                  for name, p in parts.items()}
-        del parts
-        self.repeat, self.wall, self.cpu = joined["repeat"], joined["wall"], joined["cpu"]
-        self.failed = joined["failed"]
-        self.position = joined["position"] if positions is not None else None
+            seq = at.stop
+            del batch, failed
+        self.rows = seq
+        # views of the config's rows (stale rows leave a few unused at the end)
+        self.repeat, self.wall, self.cpu = self.repeat[:seq], self.wall[:seq], self.cpu[:seq]
+        self.failed = self.failed[:seq]
+        if self.position is not None:
+            self.position = self.position[:seq]
+
+    def _grow(self, size: int) -> None:
+        """Room for ``size`` rows."""
+        self.repeat, self.wall, self.cpu, self.failed = (
+            _longer(a, size) for a in (self.repeat, self.wall, self.cpu, self.failed))
+        if self.position is not None:
+            self.position = _longer(self.position, size)
+        for key in self.keys:
+            key.grow(size)
 
     def codes(self) -> np.ndarray:
-        """Per row, its trial key's number (int64, from 0): equal keys, equal numbers.
+        """Per row, its trial key's number (int64): equal keys, equal numbers.
 
-        Exact: each key column's values are numbered (:func:`_numbered`: null a value of
-        its own, floats by their bits) and combined with the numbers of the columns
-        before. A column with one value in every row is skipped.
+        Exact: each key column's values are numbered (:meth:`_Key.numbers`: null a value
+        of its own, floats by their bits) and combined with the numbers of the columns
+        before. A column with one value in every row is skipped; the numbers of a sweep
+        whose keys differ in one column only (a seed sweep) are that column's values.
         """
-        code = np.zeros(len(self.repeat), dtype=np.int64)
-        distinct = 1
-        for values in self.keys:
-            if all(len(v) == 1 for v in values) and len({_scalar(v) for v in values}) <= 1:
+        code: np.ndarray | None = None
+        distinct: int | None = 1  # None: code holds values, not numbers 0..k-1
+        for key in self.keys:
+            got = key.numbers(self.rows, raw=code is None)
+            if got is None:
                 continue  # one value in every row: it tells no rows apart
-            column = pa.chunked_array([v if len(v) == n else pa.repeat(v[0], n)
-                                       for v, n in zip(values, self.sizes)], type=values[0].type)
-            values.clear()
-            mine, count = _numbered(column.combine_chunks())
-            del column
+            mine, count = got
+            if code is None:
+                code, distinct = mine, count
+                continue
+            if distinct is None:
+                code = _dense(code)
+                distinct = int(code.max()) + 1 if len(code) else 1
             code = code * count + mine
             distinct *= count
             del mine
@@ -196,7 +230,93 @@ class _Scan:
                 code = _dense(code)
                 distinct = int(code.max()) + 1 if len(code) else 1
         self.keys = []
-        return code
+        return code if code is not None else np.zeros(self.rows, dtype=np.int64)
+
+
+class _Key:
+    """One key column of the first pass: the one value of every row so far, and only
+    once a second value comes, a number per row (int64: an integer or boolean itself, a
+    float's bits; text numbered in order of first appearance), and where nulls are."""
+
+    def __init__(self, kind: pa.DataType, size: int) -> None:
+        self.kind, self.size = kind, size
+        self.value: Any = _NONE  # the one value so far (None: null)
+        self.data: np.ndarray | None = None
+        self.nulls: np.ndarray | None = None
+        self.number = (pa.types.is_integer(kind) or pa.types.is_boolean(kind)
+                       or pa.types.is_floating(kind))
+        self.names: dict[Any, int] = {}  # a value (not a number) -> its number
+
+    def put(self, at: slice, values: pa.Array) -> None:
+        """The values of rows ``at``."""
+        if isinstance(values, pa.ChunkedArray):
+            values = values.combine_chunks()
+        data = self.data
+        if data is None:
+            one = _one_value(values, self.kind)
+            if one is not _NONE and (self.value is _NONE or _same(one, self.value)):
+                self.value = one
+                return
+            data = self._allocate(at.start)
+        if values.null_count:
+            if self.nulls is None:
+                self.nulls = np.zeros(self.size, dtype=bool)
+            self.nulls[at] = values.is_null().to_numpy(zero_copy_only=False)
+        if self.number:
+            zero = pa.scalar(False if pa.types.is_boolean(self.kind) else 0, self.kind)
+            got = pc.fill_null(values, zero).to_numpy(zero_copy_only=False)
+            if pa.types.is_floating(self.kind):
+                got = got.astype(np.float64, copy=False).view(np.int64)
+            data[at] = got
+        else:
+            encoded = values.dictionary_encode()
+            lookup = np.array([self.names.setdefault(v, len(self.names))
+                               for v in encoded.dictionary.to_pylist()] + [0], dtype=np.int64)
+            index = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
+            data[at] = lookup[index]  # a null picks the 0 at the end (nulls: marked)
+
+    def grow(self, size: int) -> None:
+        """Room for ``size`` rows."""
+        self.size = size
+        if self.data is not None:
+            self.data = _longer(self.data, size)
+        if self.nulls is not None:
+            self.nulls = _longer(self.nulls, size)
+
+    def _allocate(self, filled: int) -> np.ndarray:
+        """The numbers of every row (returned), the first ``filled`` rows the one value so
+        far."""
+        data = self.data = np.zeros(self.size, dtype=np.int64)
+        if not filled or self.value is _NONE:
+            return data
+        if self.value is None:
+            self.nulls = np.zeros(self.size, dtype=bool)
+            self.nulls[:filled] = True
+        elif self.number:
+            data[:filled] = self.value[1] if isinstance(self.value, tuple) else int(self.value)
+        else:
+            data[:filled] = self.names.setdefault(self.value, len(self.names))
+        return data
+
+    def numbers(self, rows: int, raw: bool) -> tuple[np.ndarray, int | None] | None:
+        """The number of each of the first ``rows`` rows and how many numbers there are
+        (0..k-1, null a number of its own); None when every row holds one value. ``raw``:
+        the row values themselves may stand for the numbers (k None), when there are no
+        nulls."""
+        if self.data is None:
+            return None
+        data, self.data = self.data[:rows], None
+        nulls = self.nulls[:rows] if self.nulls is not None and self.nulls[:rows].any() \
+            else None
+        if raw and nulls is None:
+            return data, None
+        unique, inverse = np.unique(data, return_inverse=True)
+        del data
+        inverse = inverse.reshape(-1).astype(np.int64, copy=False)
+        if nulls is None:
+            return inverse, len(unique)
+        inverse[nulls] = len(unique)
+        return inverse, len(unique) + 1
 
 
 def _batches(loc: Any, infos: list, fields: list, wanted: Container[str],
@@ -206,9 +326,10 @@ def _batches(loc: Any, infos: list, fields: list, wanted: Container[str],
     other rows go into ``stale`` (when given).
 
     Part by part with :class:`pyarrow.parquet.ParquetFile` (a dataset scanner
-    reads ahead and keeps more); a column a part lacks (written by an older
-    btlab) reads as nulls. ``infos`` are what :func:`btlab.store.read.checked_parts`
-    gave; a part damaged past its footer raises the error naming it.
+    reads ahead and keeps more), the memory Arrow's allocator keeps released after
+    each; a column a part lacks (written by an older btlab) reads as nulls. ``infos``
+    are what :func:`btlab.store.read.checked_parts` gave; a part damaged past its footer
+    raises the error naming it.
 
     Raises:
         ResultsError: a damaged part (named).
@@ -237,6 +358,9 @@ def _batches(loc: Any, infos: list, fields: list, wanted: Container[str],
                     yield batch
         except (pa.ArrowException, OSError, ValueError) as exc:
             raise damaged(loc, info.path, exc) from None
+        # Arrow's allocator (mimalloc) keeps what a part's pages took for its next
+        # allocations, and over many parts that grows with the rows read: give it back
+        pa.default_memory_pool().release_unused()
 
 
 def _take(loc: Any, infos: list, schema: pa.Schema, names: list[str], wanted: Container[str],
@@ -268,26 +392,57 @@ class _Column:
     Text becomes a categorical (codes and the values in order of first appearance),
     integers and booleans numpy arrays of their type (with nulls: float64 with NaN and
     object with None, as :meth:`pyarrow.Table.to_pandas` makes them), floats float64;
-    anything else an object array of Python values.
+    anything else an object array of Python values. With ``share``, a column that holds
+    one value (or null) in every row is that value broadcast (``numpy.broadcast_to``:
+    read-only, no memory per row), of the same dtype; its array is made only when a
+    second value comes.
     """
 
-    def __init__(self, kind: pa.DataType, n: int) -> None:
-        self.kind = kind
+    def __init__(self, kind: pa.DataType, n: int, share: bool = False) -> None:
+        self.kind, self.n = kind, n
         self.nulls: np.ndarray | None = None
         self.text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
+        self.number = (pa.types.is_integer(kind) or pa.types.is_boolean(kind)
+                       or pa.types.is_floating(kind))
         self.categories: dict[str, int] = {}
+        self.data: np.ndarray = np.empty(0)
+        self.value: Any = _NONE  # with share: the one value so far (None: null)
+        self.shared = share and n > 0 and (self.text or self.number)
+        if not self.shared:
+            self._allocate()
+
+    def _allocate(self) -> None:
+        """The column's array, every row the one value so far (:attr:`value`)."""
+        n, value = self.n, self.value
         if self.text:
-            self.data: np.ndarray = np.full(n, -1, dtype=np.int32)
-        elif pa.types.is_integer(kind) or pa.types.is_boolean(kind) or \
-                pa.types.is_floating(kind):
-            self.data = np.zeros(n, dtype=kind.to_pandas_dtype())
+            code = -1 if value is None or value is _NONE else \
+                self.categories.setdefault(value, len(self.categories))
+            self.data = np.full(n, code, dtype=np.int32)
+        elif self.number:
+            dtype = self.kind.to_pandas_dtype()
+            if value is _NONE:
+                self.data = np.zeros(n, dtype=dtype)
+            elif value is None and pa.types.is_floating(self.kind):
+                self.data = np.full(n, np.nan, dtype=dtype)
+            elif value is None:
+                self.data = np.zeros(n, dtype=dtype)
+                self.nulls = np.ones(n, dtype=bool)
+            else:
+                self.data = np.full(n, _python(value), dtype=dtype)
         else:
             self.data = np.empty(n, dtype=object)
+        self.shared = False
 
     def put(self, at: np.ndarray, values: pa.Array) -> None:
         """``values`` (an Arrow array of this column's type) into rows ``at``."""
         if isinstance(values, pa.ChunkedArray):
             values = values.combine_chunks()
+        if self.shared:
+            one = _one_value(values, self.kind)
+            if one is not _NONE and (self.value is _NONE or _same(one, self.value)):
+                self.value = one
+                return
+            self._allocate()
         if self.text:
             encoded = values.dictionary_encode()
             lookup = np.array([self.categories.setdefault(v, len(self.categories))
@@ -309,6 +464,8 @@ class _Column:
 
     def values(self) -> Any:
         """The column for the DataFrame (this object is spent)."""
+        if self.shared:
+            return self._broadcast()
         data: Any = self.data
         self.data = np.empty(0)
         if self.text:
@@ -329,41 +486,56 @@ class _Column:
                 data[self.nulls] = np.nan
         return data
 
+    def _broadcast(self) -> Any:
+        """The one value of every row as a read-only column of the dtype :meth:`values`
+        gives (a null integer float64 NaN, a null boolean object None)."""
+        value, n = self.value, self.n
+        if self.text:
+            categories = pd.Index([] if value is None else [value], dtype=object)
+            code = np.int8(-1 if value is None else 0)
+            return pd.Categorical.from_codes(np.broadcast_to(code, (n,)), categories=categories)
+        if value is None:
+            if pa.types.is_boolean(self.kind):
+                one = np.array(None, dtype=object)
+            else:
+                one = np.array(np.nan, dtype=np.float64)
+        else:
+            one = np.array(_python(value), dtype=self.kind.to_pandas_dtype())
+        return np.broadcast_to(one, (n,))
 
-def _same_or_all(column: pa.Array) -> pa.Array:
-    """A batch's key column: its first value alone when every row holds it, else all of it."""
-    if len(column) > 1 and len(column.unique()) == 1:
-        return column.take(pa.array([0], pa.int64()))  # a copy: a slice keeps the batch's buffer
-    return column
+
+#: No value yet (:class:`_Column`), or a batch of more than one value (:func:`_one_value`).
+_NONE = object()
 
 
-def _scalar(value: pa.Array) -> tuple[str, str]:
-    """The one value of a one-row array, exact and hashable: its type and the repr of its
-    Python value (1 is not 1.0 nor True)."""
-    return str(value.type), repr(value[0].as_py())
+def _one_value(values: pa.Array, kind: pa.DataType) -> Any:
+    """The one value every row of ``values`` holds: None when all are null, the Python
+    value (a float as ``("float", its bits)``: -0.0 is not 0.0), or :data:`_NONE` when
+    they hold more than one value (or none: no rows)."""
+    n = len(values)
+    if not n or 0 < values.null_count < n:
+        return _NONE
+    if values.null_count == n:
+        return None
+    if pa.types.is_floating(kind):
+        bits = values.to_numpy(zero_copy_only=False).astype(np.float64).view(np.int64)
+        return ("float", int(bits[0])) if bool((bits == bits[0]).all()) else _NONE
+    if pa.types.is_integer(kind) or pa.types.is_boolean(kind):
+        data = values.to_numpy(zero_copy_only=False)
+        return data[0].item() if bool((data == data[0]).all()) else _NONE
+    return values[0].as_py() if len(values.unique()) == 1 else _NONE
 
 
-def _numbered(column: pa.Array) -> tuple[np.ndarray, int]:
-    """Each value of ``column`` numbered (int64, 0..k-1; equal values, equal numbers, null
-    one number of its own), and k. Numbers and booleans by their bits in numpy (a float's
-    bits: -0.0 is not 0.0), anything else by Arrow's dictionary encoding."""
-    kind = column.type
-    if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind):
-        nulls = column.is_null().to_numpy(zero_copy_only=False) if column.null_count else None
-        zero = pa.scalar(False if pa.types.is_boolean(kind) else 0, kind)
-        data = pc.fill_null(column, zero).to_numpy(zero_copy_only=False)
-        if pa.types.is_floating(kind):
-            data = data.astype(np.float64, copy=False).view(np.int64)
-        unique, inverse = np.unique(data, return_inverse=True)
-        del data
-        inverse = inverse.reshape(-1).astype(np.int64, copy=False)
-        if nulls is None:
-            return inverse, len(unique)
-        inverse[nulls] = len(unique)
-        return inverse, len(unique) + 1
-    encoded = column.dictionary_encode(null_encoding="encode")
-    return (encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64),
-            len(encoded.dictionary))
+def _python(value: Any) -> Any:
+    """A value of :func:`_one_value` as the Python value it stands for."""
+    if isinstance(value, tuple):
+        return float(np.array(value[1], dtype=np.int64).view(np.float64))
+    return value
+
+
+def _same(one: Any, value: Any) -> bool:
+    """Whether two values of :func:`_one_value` are the same value (1 is not True)."""
+    return type(one) is type(value) and one == value
 
 
 def _dense(code: np.ndarray) -> np.ndarray:
@@ -408,11 +580,6 @@ def _places(position: np.ndarray | None, known: int, n: int) -> np.ndarray:
     return place
 
 
-def _ints(column: pa.Array) -> np.ndarray:
-    """An integer column as int32 numbers, nulls as 0."""
-    return pc.fill_null(column, 0).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
-
-
-def _floats(column: pa.Array) -> np.ndarray:
-    """An integer column as float64 numbers, nulls as NaN."""
-    return column.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+def _longer(values: np.ndarray, size: int) -> np.ndarray:
+    """``values`` followed by zeros up to ``size`` rows."""
+    return np.concatenate([values, np.zeros(size - len(values), dtype=values.dtype)])

@@ -27,11 +27,14 @@ from rich.table import Table
 from rich.text import Text
 
 # group_columns, varying, GROUP_TRIAL_COLUMNS: re-exported (the tables' groups, which
-# btlab compare --timings shares)
+# btlab compare --timings shares); reads, SPEC_*: how a view declares the columns it reads
 from btlab.analysis.columns import (  # noqa: F401
     GROUP_TRIAL_COLUMNS,
+    SPEC_COMPARED,
+    SPEC_PARAMETERS,
     aggregate_repeats,
     group_columns,
+    reads,
     varying,
 )
 from btlab.analysis.formatting import fmt_int, fmt_ns  # noqa: F401 - fmt_ns re-exported
@@ -114,6 +117,7 @@ def count_title(title: str, label: str) -> str:
             "(status exhausted)")
 
 
+@reads("status", "mode", "solutions", "abandoned", "nodes", "backtracks")
 def status_and_work(df: pd.DataFrame, groups: list[str], title: str, trials: str = "trials",
                     zero: str | None = "0-backtrack solved",
                     solutions: bool = False) -> tuple[Table, Table, list]:
@@ -182,6 +186,7 @@ def status_and_work(df: pd.DataFrame, groups: list[str], title: str, trials: str
     return counts, work, grouped
 
 
+@reads(group_columns, status_and_work)
 def generic_headline(df: pd.DataFrame, console: Console, spec: ProblemSpec) -> None:
     """The headline of a problem whose spec brings none: status counts and work per group."""
     df = one_per_trial(df, spec)

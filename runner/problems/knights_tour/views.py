@@ -32,6 +32,7 @@ from btlab.views.tables import (
     is_count,
     literal,
     one_per_trial,
+    reads,
     status_and_work,
 )
 
@@ -39,7 +40,11 @@ from btlab.views.tables import (
 GRID_MAX_COLS = 16
 #: ... and this many squares; larger boards get a few summary lines instead.
 GRID_MAX_SQUARES = 256
+#: The columns a start grid reads (:func:`start_grid_text`, :func:`start_grid_summary`): the
+#: board, the start square, the status and the metric shown (backtracks or solutions).
+GRID_COLUMNS = ("rows", "cols", "start_row", "start_col", "status", "backtracks", "solutions")
 
+@reads(group_columns, status_and_work, *GRID_COLUMNS)
 def headline(df: pd.DataFrame, console: Console) -> None:
     """Print the knight's-tour headline: a table per group, then a start-square grid each
     (backtracks; solutions in ``count`` mode)."""
@@ -62,6 +67,7 @@ def grid_fits(rows: int, cols: int) -> bool:
     return cols <= GRID_MAX_COLS and rows * cols <= GRID_MAX_SQUARES
 
 
+@reads(*GRID_COLUMNS)
 def start_grid_text(df: pd.DataFrame, metric: str, title: str = "") -> Table | Text:
     """A rows x cols table of ``metric`` by start square, or a summary of a big board.
 
@@ -90,6 +96,7 @@ def start_grid_text(df: pd.DataFrame, metric: str, title: str = "") -> Table | T
     return grid
 
 
+@reads(*GRID_COLUMNS)
 def start_grid_summary(df: pd.DataFrame, metric: str, title: str = "") -> Text:
     """A few lines about ``metric`` by start square, for boards too big to print as a grid.
 

@@ -17,15 +17,18 @@ from btlab.views import plots
 from btlab.views.report.html import figure, figures
 from btlab.views.tables import (
     COUNT_MODE,
+    SPEC_PARAMETERS,
     add_row,
     fmt_int,
     fmt_ns,
     literal,
     one_per_trial,
+    reads,
     varying,
 )
 
 
+@reads(SPEC_PARAMETERS, "budget_nodes", "status", "solutions", "nodes", "checks", "wall_ns")
 def headline(df: pd.DataFrame, console: Console) -> None:
     """Print the N-Queens headline: per strategy and n, solutions, nodes, checks, time,
     and time relative to ``recursive`` on the same n (median wall time over repeats).
