@@ -10,9 +10,10 @@ command ``btlab run --backend serial --quiet`` on 5 x 5 knight's tours from
 (0, 0), Warnsdorff with random ties, ``budget: {nodes: 30}``, into a temporary
 folder, and reporting its peak resident set size (``VmHWM`` in
 ``/proc/self/status``, the kernel's own high-water mark, read in the process)
-when the trials are done and the end-of-run tables start (the run), and at the
-end (the whole command, the tables included). The figure is the big sweep's
-whole peak over the small one's (target: at most 1.1x, the flat-memory target of
+when the end-of-run tables start reading rows (the run: the trials done, the
+tables' modules loaded), and at the end (the whole command, the tables included).
+The figure is the big sweep's whole peak over the small one's (target: at most
+1.1x, the flat-memory target of
 ``docs/benchmarks.md``). ``--quick``: 2,000 against 20,000 (a check that it runs).
 Asserts nothing about time or memory.
 """
@@ -114,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     got = {(kind, n): child(kind, n) for kind in ("seeds", "repeats") for n in (small, big)}
     print("driver peak RSS (VmHWM) of `btlab run --backend serial`, 5 x 5 tours, "
-          "budget: {nodes: 30} (run: when the trials are done; whole: tables included)")
+          "budget: {nodes: 30} (run: when the tables start reading rows; whole: tables "
+          "included)")
     rows = [("sweep", "trials", "run peak", "whole peak", "seconds")]
     for (kind, n), r in got.items():
         what = f"seed: 1..{n}" if kind == "seeds" else f"repeats: {n}"

@@ -77,6 +77,8 @@ def bound_flags(values: pd.Series, censored: pd.Series) -> dict[str, bool]:
     """
     v = values.astype("float64")
     cens = v[censored.to_numpy(dtype=bool)].dropna()
+    if not len(cens):  # nothing censored, nothing a bound (and no sort of every value)
+        return dict.fromkeys(("min", "median", "mean", "max", "total"), False)
     ordered = v.dropna().sort_values()
     upper_middle = ordered.iloc[len(ordered) // 2] if len(ordered) else math.nan
     low = ordered.iloc[0] if len(ordered) else math.nan

@@ -543,8 +543,8 @@ def _named(rows: pd.DataFrame, spec: ProblemSpec) -> str:
 def _sizes(sub: pd.DataFrame, spec: ProblemSpec) -> str:
     """`` (n = 4 to 12)`` when the group spans several sizes, else ""."""
     cols = [c for c in spec.size_columns if c in sub.columns]
-    if not cols:
-        return ""
+    if not cols or all(sub[c].nunique(dropna=False) == 1 for c in cols):
+        return ""  # one size (told without a copy of the size columns)
     sizes = sub[cols].drop_duplicates()
     if len(sizes) < 2:
         return ""

@@ -6,24 +6,29 @@ memory grow with the number of trials; :func:`headline_rows` reads the folder in
 Arrow batches of :data:`BATCH_ROWS`, twice, and keeps only what the headline uses:
 
 1. The first pass reads the trial keys (the parameters, budget and seed: the
-   repeats of one search), ``repeat``, ``status`` and the times. It keeps 21
-   bytes a row (the repeat, the wall and CPU times, whether the trial failed)
-   and the key columns batch by batch, a column that is the same in a whole
-   batch as one value; then the keys are numbered exactly (Arrow's dictionary
-   encoding, column by column), which tells the rows that count (the last row
-   of each trial) and, per trial key, the row of its first repeat.
+   repeats of one search), ``repeat``, ``status`` and the times into numpy arrays
+   made once for every row of the parts (21 bytes a row: the repeat, the wall and
+   CPU times, whether the trial failed); a key column is kept row by row only once
+   a second value comes (8 bytes a row: a number, a float's bits, a text's number),
+   so a seed sweep keeps its seeds and nothing of its other keys. Then the keys are
+   numbered exactly, which tells the rows that count (the last row of each trial)
+   and, per trial key, the row of its first repeat. Arrow's allocator is handed its
+   free pages back after each part.
 2. The second pass takes those rows, one per trial key, straight into the
    frame's columns at their final place (file order, or the config's sweep
    order: :mod:`btlab.analysis.config_order`): text as pandas categoricals (a
    byte or two a row), numbers as numpy arrays of their type (float64 for an
    integer column with nulls, as pandas reads them), ``wall_ns`` and ``cpu_ns``
    the median over the repeats. No Python object per trial, and no second copy
-   of the frame to sort it.
+   of the frame to sort it. With ``share``, a column of one value in every row is
+   that value broadcast: nothing per row.
 
-That is what every built-in headline starts from
-(:func:`btlab.views.tables.one_per_trial`). A sweep of many repeats costs a few
-bytes per trial; a sweep of many trial keys (``seed: 1..200000``) one compact
-row per key (figures: ``docs/benchmarks.md``, "Driver memory of a seed sweep").
+``btlab run`` asks for the columns its tables declare they read
+(:func:`btlab.views.headline.tables_columns`), with ``share``. That is what every
+built-in headline starts from (:func:`btlab.views.tables.one_per_trial`). A sweep
+of many repeats costs a few bytes per trial; a sweep of many trial keys (``seed:
+1..200000``) the bytes of the columns that vary, per key (figures:
+``docs/benchmarks.md``, "Driver memory of a seed sweep").
 """
 
 from __future__ import annotations
@@ -223,8 +228,9 @@ class _Scan:
             if distinct is None:
                 code = _dense(code)
                 distinct = int(code.max()) + 1 if len(code) else 1
-            code = code * count + mine
-            distinct *= count
+            step = count if count is not None else int(mine.max()) + 1  # (numbers: not raw)
+            code = code * step + mine
+            distinct *= step
             del mine
             if distinct >= 2 ** 31:  # renumbered 0..k-1 before the products could overflow
                 code = _dense(code)
@@ -561,11 +567,24 @@ def _median_times(code: np.ndarray, wall: np.ndarray, cpu: np.ndarray) -> dict[s
     many = counts > 1
     if many.any():
         rows = np.repeat(many, counts)
-        medians = pd.DataFrame({"code": code[rows], "wall_ns": wall[rows], "cpu_ns": cpu[rows]}
-                               ).groupby("code", sort=True).median()
-        for name in out:  # the groups' codes ascending, as the keys' heads
-            out[name][many] = medians[name].to_numpy(dtype=np.float64)
+        grouped = code[rows]
+        for name, values in (("wall_ns", wall), ("cpu_ns", cpu)):
+            out[name][many] = _run_medians(grouped, values[rows])  # keys in order of code
     return out
+
+
+def _run_medians(code: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The median of ``values`` over each run of equal ``code`` (sorted), one per run in
+    order, as pandas' median gives it: NaN left out (NaN for a run of NaN only), the mean
+    of the two middle values of an even count. A sort of the values, no grouping frame."""
+    values = values[np.lexsort((values, code))]  # by run, then value (NaN last)
+    heads = _starts(code)
+    known = np.diff(np.r_[heads, len(code)]) - np.add.reduceat(np.isnan(values), heads)
+    lo = heads + np.maximum(known - 1, 0) // 2
+    hi = heads + known // 2
+    medians = (values[lo] + values[np.minimum(hi, len(values) - 1)]) / 2
+    medians[known == 0] = np.nan
+    return medians
 
 
 def _places(position: np.ndarray | None, known: int, n: int) -> np.ndarray:

@@ -164,7 +164,9 @@ def status_and_work(df: pd.DataFrame, groups: list[str], title: str, trials: str
         censored = status.isin(CENSORED)
         ok = status != "error"
         head = [group_label(k) for k in key]
-        found = (bounded_stats(sub.loc[ok, "solutions"], censored[ok])["total"]
+        # no failed trial: the columns as they are, not copies of them
+        ran = slice(None) if ok.all() else ok
+        found = (bounded_stats(sub.loc[ran, "solutions"], censored[ran])["total"]
                  if "solutions" in sub.columns else "-")
         cells = ([str(len(sub)), found] if count
                  else [str(len(sub)), str(int((status == "solved").sum()))])
@@ -180,7 +182,7 @@ def status_and_work(df: pd.DataFrame, groups: list[str], title: str, trials: str
         add_row(counts, *head, *cells)
         stats = []
         for metric in ("nodes", "backtracks"):
-            s = bounded_stats(sub.loc[ok, metric], censored[ok])
+            s = bounded_stats(sub.loc[ran, metric], censored[ran])
             stats += [s["total"], s["median"], s["max"]]
         add_row(work, *head, *stats)
     return counts, work, grouped

@@ -55,8 +55,8 @@ def headline(df: pd.DataFrame, console: Console) -> None:
     console.print(counts)
     console.print(work)
     for key, sub in grouped:
-        if sub[["rows", "cols"]].drop_duplicates().shape[0] != 1:
-            continue
+        if sub["rows"].nunique(dropna=False) != 1 or sub["cols"].nunique(dropna=False) != 1:
+            continue  # one board per grid (told without a copy of the two columns)
         label = ", ".join(f"{g}={group_label(k)}" for g, k in zip(groups, key)) or "all trials"
         metric = "solutions" if is_count(sub) else "backtracks"  # count mode: its result
         console.print(start_grid_text(sub, metric, title=f"{metric} by start square ({label})"))
