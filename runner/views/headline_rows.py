@@ -106,31 +106,11 @@ def headline_rows(where: Any, columns: Sequence[str], wanted: Container[str],
     names = [c for c in columns if c in schema_all.names]
     kept = [c for c in names if c != "trial_id"]
     positions = config_positions(config) if config is not None else None
+    timed: list[str] = [c for c in ("wall_ns", "cpu_ns") if c in kept]  # the times shown
     scan = _Scan(loc, infos, schema_all, [c for c in keys if c in schema_all.names], wanted,
-                 positions)
-    code = scan.codes()
-    # a trial is (key, repeat): its last row counts (lexsort is stable: file order kept);
-    # each array is let go as soon as it is used up (a row costs a few of them at a time)
-    order = np.lexsort((scan.repeat, code))
-    code = code[order]  # by key, then repeat
-    repeat = scan.repeat[order]
-    last = np.ones(len(order), dtype=bool)
-    last[:-1] = (code[1:] != code[:-1]) | (repeat[1:] != repeat[:-1])
-    del repeat
-    keep = order[last]  # the rows that count, by key and then repeat
-    code = code[last]
-    del order, last
-    failed_at = np.sort(keep[scan.failed[keep]])
-    trials, stale = len(keep), len(scan.stale)
-    times = _median_times(code, scan.wall[keep], scan.cpu[keep])
-    heads = _starts(code)  # each key's first repeat
-    del code
-    chosen = keep[heads]
-    del keep, heads
-    by_file = np.argsort(chosen, kind="stable")
-    chosen = chosen[by_file]  # the rows shown, one per trial key, in file order
-    times = {name: t[by_file] for name, t in times.items()}
-    del by_file
+                 positions, timed)
+    stale = len(scan.stale)
+    chosen, failed_at, times, trials = _fold(scan.codes(), scan)
     place = _places(scan.position[chosen] if scan.position is not None else None,
                     len(positions) if positions else 0, len(chosen))
     del scan
@@ -150,6 +130,50 @@ def headline_rows(where: Any, columns: Sequence[str], wanted: Container[str],
     return HeadlineRows(frame, trials, stale, len(failed_at), first_error)
 
 
+def _fold(code: np.ndarray, scan: _Scan
+          ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], int]:
+    """The rows that count: a trial is (key, repeat), its last row counts (lexsort is
+    stable: file order kept); the row shown per trial key is its first repeat's, with the
+    times the median over its repeats. ``code``: :meth:`_Scan.codes`. Returns (the rows
+    shown, in file order; the failed rows that count, sorted; the times per row shown; the
+    trials). Each array is let go as soon as it is used up (a row costs a few of them at
+    a time); a sweep whose every row is a trial key of its own (a seed sweep) is taken as
+    read."""
+    if _each_its_own(code, scan.repeat):
+        return (np.arange(len(code), dtype=np.int64), np.flatnonzero(scan.failed),
+                scan.times, len(code))
+    order = np.lexsort((scan.repeat, code))
+    code = code[order]  # by key, then repeat
+    repeat = scan.repeat[order]
+    last = np.ones(len(order), dtype=bool)
+    last[:-1] = (code[1:] != code[:-1]) | (repeat[1:] != repeat[:-1])
+    del repeat
+    keep = order[last]  # the rows that count, by key and then repeat
+    code = code[last]
+    del order, last
+    failed_at = np.sort(keep[scan.failed[keep]])
+    trials = len(keep)
+    times = _median_times(code, {name: t[keep] for name, t in scan.times.items()})
+    heads = _starts(code)  # each key's first repeat
+    del code
+    chosen = keep[heads]
+    del keep, heads
+    by_file = np.argsort(chosen, kind="stable")
+    chosen = chosen[by_file]  # the rows shown, one per trial key, in file order
+    times = {name: t[by_file] for name, t in times.items()}
+    del by_file
+    return chosen, failed_at, times, trials
+
+
+def _each_its_own(code: np.ndarray, repeat: np.ndarray) -> bool:
+    """Whether every row is a trial key of its own with no repeat (then each row counts,
+    shown as it is): no repeat but the first, and no key twice (one sort of the keys)."""
+    if repeat.any():
+        return False
+    ordered = np.sort(code)
+    return bool((ordered[1:] != ordered[:-1]).all())
+
+
 class _Scan:
     """The first pass over the rows of the config's trials.
 
@@ -160,16 +184,16 @@ class _Scan:
     """
 
     def __init__(self, loc: Any, infos: list, schema: pa.Schema, key_cols: list[str],
-                 wanted: Container[str], positions: dict[str, int] | None) -> None:
+                 wanted: Container[str], positions: dict[str, int] | None,
+                 timed: list[str]) -> None:
         self.stale: set[str] = set()
         size = sum(int(info.rows) for info in infos)  # every row; the config's are fewer
         self.repeat = np.zeros(size, dtype=np.int32)
-        self.wall = np.zeros(size, dtype=np.float64)
-        self.cpu = np.zeros(size, dtype=np.float64)
+        self.times = {name: np.zeros(size, dtype=np.float64) for name in timed}
         self.failed = np.zeros(size, dtype=bool)
         self.position = np.zeros(size, dtype=np.int64) if positions is not None else None
         self.keys = [_Key(schema.field(name).type, size) for name in key_cols]
-        read = dict.fromkeys(["trial_id", *key_cols, "repeat", "status", "wall_ns", "cpu_ns"])
+        read = dict.fromkeys(["trial_id", *key_cols, "repeat", "status", *timed])
         fields = [schema.field(c) for c in read if c in schema.names]
         seq = 0
         for batch in _batches(loc, infos, fields, wanted, self.stale):
@@ -180,8 +204,8 @@ class _Scan:
                 key.put(at, batch.column(name))
             self.repeat[at] = pc.fill_null(batch.column("repeat"), 0).to_numpy(
                 zero_copy_only=False)
-            self.wall[at] = batch.column("wall_ns").to_numpy(zero_copy_only=False)
-            self.cpu[at] = batch.column("cpu_ns").to_numpy(zero_copy_only=False)
+            for name, values in self.times.items():
+                values[at] = batch.column(name).to_numpy(zero_copy_only=False)
             failed = pc.fill_null(pc.equal(batch.column("status"), "error"), False)
             self.failed[at] = failed.to_numpy(zero_copy_only=False)
             if self.position is not None and positions is not None:
@@ -193,15 +217,15 @@ class _Scan:
             del batch, failed
         self.rows = seq
         # views of the config's rows (stale rows leave a few unused at the end)
-        self.repeat, self.wall, self.cpu = self.repeat[:seq], self.wall[:seq], self.cpu[:seq]
-        self.failed = self.failed[:seq]
+        self.repeat, self.failed = self.repeat[:seq], self.failed[:seq]
+        self.times = {name: values[:seq] for name, values in self.times.items()}
         if self.position is not None:
             self.position = self.position[:seq]
 
     def _grow(self, size: int) -> None:
         """Room for ``size`` rows."""
-        self.repeat, self.wall, self.cpu, self.failed = (
-            _longer(a, size) for a in (self.repeat, self.wall, self.cpu, self.failed))
+        self.repeat, self.failed = _longer(self.repeat, size), _longer(self.failed, size)
+        self.times = {name: _longer(values, size) for name, values in self.times.items()}
         if self.position is not None:
             self.position = _longer(self.position, size)
         for key in self.keys:
@@ -381,8 +405,9 @@ def _take(loc: Any, infos: list, schema: pa.Schema, names: list[str], wanted: Co
     for batch in _batches(loc, infos, fields, wanted, None):
         end = seq + batch.num_rows
         lo, hi = np.searchsorted(chosen, [seq, end])
-        if hi > lo:
-            rows = batch.take(pa.array(chosen[lo:hi] - seq, pa.int64()))
+        if hi > lo:  # every row of the batch shown: the batch itself, no copy
+            rows = batch if hi - lo == batch.num_rows else \
+                batch.take(pa.array(chosen[lo:hi] - seq, pa.int64()))
             for name, column in out.items():
                 column.put(place[lo:hi], rows.column(name))
             del rows
@@ -557,18 +582,18 @@ def _starts(code: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
 
 
-def _median_times(code: np.ndarray, wall: np.ndarray, cpu: np.ndarray) -> dict[str, np.ndarray]:
+def _median_times(code: np.ndarray, times: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """``wall_ns`` and ``cpu_ns``, the median over the rows of each key (``code`` sorted: a
     key's rows together), one value per key in order of code; a key of one row (a sweep
     of seeds) is its own median, so only keys of several rows are grouped."""
     heads = _starts(code)
     counts = np.diff(np.r_[heads, len(code)])
-    out = {"wall_ns": wall[heads], "cpu_ns": cpu[heads]}
+    out = {name: values[heads] for name, values in times.items()}
     many = counts > 1
     if many.any():
         rows = np.repeat(many, counts)
         grouped = code[rows]
-        for name, values in (("wall_ns", wall), ("cpu_ns", cpu)):
+        for name, values in times.items():
             out[name][many] = _run_medians(grouped, values[rows])  # keys in order of code
     return out
 
