@@ -1,5 +1,5 @@
 """The steps the knight's-tour loops share, inlined into each: their array layout,
-entry and exit, a full board, the undo of listed frames, the SplitMix64 draw.
+entry and exit, the budgets, a full board, the SplitMix64 draw.
 
 Every loop of :mod:`btlab.experiments.compiled.knights` reads its parameters and
 counters from the same int64 arrays on entry (:data:`P_CAP` ..., :data:`S_NODES`
@@ -133,35 +133,6 @@ def full_board(is_tour, first, solutions, have_tour, dead_ends, bt_left, path, t
 
 
 @njit(inline="always")
-def next_listed(frames, path, found, depth, base, vis, solutions, bt_left, sq):
-    """The next child to place from the listed frames (``frames[top, :F_COUNT]`` in
-    order, ``frames[top, F_NEXT]`` the next), undoing exhausted frames on a 64-bit
-    visited mask; an undone square whose ``found`` equals ``solutions`` is a backtrack.
-
-    Returns:
-        ``(stop, depth, sq, vis, bt_left)``: ``stop`` is ``BACKTRACK_LIMIT`` when
-        a backtrack passed the budget, else :data:`GO` (``depth == base``: the
-        search is over; else ``sq`` is the square to place).
-    """
-    stop = GO
-    while depth > base:
-        top = np.uint64(depth - 1)
-        i = frames[top, F_NEXT]
-        if i < frames[top, F_COUNT]:
-            frames[top, F_NEXT] = i + 1
-            sq = np.uint64(frames[top, i])
-            break
-        depth -= 1
-        vis ^= _ONE << np.uint64(path[top])
-        if found[top] == solutions:
-            if bt_left == 0:
-                stop = _BACKTRACK_LIMIT
-                break
-            bt_left -= 1
-    return stop, depth, sq, vis, bt_left
-
-
-@njit(inline="always")
 def splitmix(rng_state):
     """The next output of the SplitMix64 stream of
     :class:`btlab.experiments.knights.ordering.SplitMix64`: ``(new state, output)``,
@@ -188,3 +159,13 @@ def store_state(state, placed, backtracked, dead_ends, checks, solutions, max_de
     state[S_DEPTH] = depth
     state[S_SQ] = np.int64(sq)
     state[S_HAVE_TOUR] = have_tour
+
+
+# Called (not inlined) copies of three steps for the first-mode loops
+# (:mod:`.knights.first`), the tightest: inlined there, they made those loops 3 to 5 %
+# slower (8 x 8 from (0, 0) to the tour, CPU time, medians of 4 alternating
+# processes; called: 1.00x), though they run outside the loop. Called, each is a
+# dispatcher of its own that numba compiles once and caches, and LLVM inlines.
+budget_left_called = njit(cache=True, nogil=True)(budget_left.py_func)
+path_mask_called = njit(cache=True, nogil=True)(path_mask.py_func)
+store_state_called = njit(cache=True, nogil=True)(store_state.py_func)

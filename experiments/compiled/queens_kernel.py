@@ -142,7 +142,7 @@ def _untested(n, lo, row, avail, attacked, left, right, full, blocked):
 
 @njit(cache=True, nogil=True)
 def queens_run(params, state, avail, tried, attacked, left, right, place, found, best,
-               scratch, rm):
+               scratch):
     """Run (or resume) the row-by-row search; return a status code.
 
     The loop keeps three masks per row and takes ``avail & -avail``; it counts
@@ -166,8 +166,6 @@ def queens_run(params, state, avail, tried, attacked, left, right, place, found,
             count unchanged).
         best: int64 (n,): receives the first solution.
         scratch: int64 (2, n): work space of the symmetry test.
-        rm: uint64 (n, 8): work space, the per-row masks side by side (passed in: an
-            array made here costs numba's allocator a compile of its own).
 
     Returns:
         0 paused (resume by calling again), 1 solved, 2 exhausted, 3 node limit,
@@ -202,6 +200,7 @@ def queens_run(params, state, avail, tried, attacked, left, right, place, found,
     img = scratch[1]
     # the per-row masks side by side in one local table (one base address for the
     # loop, the row's masks in one cache line): copied in here, out at the end
+    rm = np.empty((n, 8), np.uint64)
     for r in range(n):
         rm[r, _AVAIL] = avail[r]
         rm[r, _ATT] = attacked[r]
@@ -353,7 +352,7 @@ def run_queens(n: int, first: bool, unique: bool, budget: Budget,
         tried[base] = prefix[-1] + 1  # the tests of the root's own row belong to the parent
         state[S_ROW] = base
     status = drive(queens_run, (params, state, avail, tried, attacked, left, right, place,
-                                found, best, scratch, np.zeros((n, 8), np.uint64)), budget)
+                                found, best, scratch), budget)
     solution = tuple(best.tolist()) if state[S_HAVE_SOLUTION] else None
     all_solutions = int(state[S_SOLUTIONS])
     extra = dict(extra or {})

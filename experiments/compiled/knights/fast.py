@@ -46,7 +46,6 @@ from btlab.experiments.compiled._steps import (
     budget_left,
     full_board,
     load_state,
-    next_listed,
     path_mask,
     popcount,
     stop_code,
@@ -246,12 +245,21 @@ def run64_warnsdorff(nbr8, count, nmask, params, state, path, frames, found, tou
             if depth == base:
                 break  # the root square itself was a leaf
         # -- the next child to place, undoing exhausted frames --
-        stop, depth, sq, vis, bt_left = next_listed(frames, path, found, depth, base, vis,
-                                                    solutions, bt_left, sq)
-        if stop != GO:
-            code = stop
-            break
-        if depth == base:
+        while depth > base:
+            top = np.uint64(depth - 1)
+            i = frames[top, F_NEXT]
+            if i < frames[top, F_COUNT]:
+                frames[top, F_NEXT] = i + 1
+                sq = np.uint64(frames[top, i])
+                break
+            depth -= 1
+            vis ^= _ONE << np.uint64(path[top])
+            if found[top] == solutions:
+                if bt_left == 0:
+                    code = _BACKTRACK_LIMIT
+                    break
+                bt_left -= 1
+        if code == _BACKTRACK_LIMIT or depth == base:
             break
     store_state(state, entry_todo - todo, entry_bt_left - bt_left, dead_ends, checks, solutions,
                 max_depth, depth, sq, have_tour)

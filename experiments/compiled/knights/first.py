@@ -34,12 +34,12 @@ from btlab.experiments.compiled._steps import (
     P_CAP,
     P_CLOSED,
     P_START,
-    budget_left,
+    budget_left_called,
     load_state,
-    path_mask,
+    path_mask_called,
     popcount,
     stop_code,
-    store_state,
+    store_state_called,
 )
 
 _ONE = np.uint64(1)
@@ -97,8 +97,8 @@ def run64_first(table, params, state, path, stack, tour):
     cap = params[P_CAP]
     base = params[P_BASE]
     dead_ends, checks, solutions, max_depth, depth, sq, have_tour = load_state(state)
-    vis = path_mask(path, depth)
-    limit, todo, bt_left = budget_left(params, state)
+    vis = path_mask_called(path, depth)
+    limit, todo, bt_left = budget_left_called(params, state)
     entry_todo, entry_bt_left = todo, bt_left
     code = _EXHAUSTED
     while True:
@@ -162,8 +162,8 @@ def run64_first(table, params, state, path, stack, tour):
     if code != _SOLVED:
         for k in range(base, depth):
             path[k] = np.uint32(stack[k] >> 4)
-    store_state(state, entry_todo - todo, entry_bt_left - bt_left, dead_ends, checks, solutions,
-                max_depth, depth, sq, have_tour)
+    store_state_called(state, entry_todo - todo, entry_bt_left - bt_left, dead_ends, checks,
+                       solutions, max_depth, depth, sq, have_tour)
     return code
 
 
@@ -208,7 +208,7 @@ def runwide_first(table, params, state, visited, path, stack, tour):
     base = params[P_BASE]
     dead_ends, checks, solutions, max_depth, depth, sq, have_tour = load_state(state)
     end = np.uint32(size)
-    limit, todo, bt_left = budget_left(params, state)
+    limit, todo, bt_left = budget_left_called(params, state)
     entry_todo, entry_bt_left = todo, bt_left
     code = _EXHAUSTED
     while True:
@@ -282,6 +282,6 @@ def runwide_first(table, params, state, visited, path, stack, tour):
     if code != _SOLVED:
         for j in range(base, depth):
             path[j] = np.uint32(np.uint64(stack[j]) // _U_WIDE_ROW)
-    store_state(state, entry_todo - todo, entry_bt_left - bt_left, dead_ends, checks, solutions,
-                max_depth, depth, sq, have_tour)
+    store_state_called(state, entry_todo - todo, entry_bt_left - bt_left, dead_ends, checks,
+                       solutions, max_depth, depth, sq, have_tour)
     return code
