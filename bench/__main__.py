@@ -137,7 +137,8 @@ def bench_cold(quick: bool) -> list[Row]:
     cache against a warm one (:mod:`bench.cold`)."""
     from bench.cold import TARGET, measure_all
 
-    return [Row(f"cold start {m.label}, 1 trial", f"cold {m.cold_s:.2f} s",
+    return [Row(f"cold start {m.label}, 1 trial",
+                f"cold {m.cold_s:.2f} s ({m.compile_s:.1f} s compiling)",
                 f"warm {m.warm_s:.2f} s", f"{m.ratio:.2f}x (median of {m.rounds})",
                 f"<= {TARGET:g}x", _verdict(m.ratio, TARGET)) for m in measure_all(quick)]
 

@@ -31,6 +31,8 @@ Modules:
 
 - ``_cache``: where numba keeps the compiled kernels between processes, keyed on their sources.
 - ``_driver``: what the kernels share: their return codes and the loop that drives them.
+- ``_steps``: the steps the knight's-tour loops share (layout, entry, budgets, exit),
+  inlined into each.
 - ``estimate_kernel``: Knuth's probes of :mod:`btlab.experiments.estimate`, in numba.
 - ``knights/``: the knight's-tour loops, one per board size class and candidate order.
 - ``queens_kernel``: N-Queens by row-by-row backtracking on bit masks, in numba.

@@ -79,7 +79,7 @@ _ZERO = np.uint64(0)
 _AVAIL, _ATT, _LEFT, _RIGHT, _FOUND = range(5)  # columns of queens_run's table of rows
 
 
-@njit(cache=True, nogil=True)
+@njit(inline="always")
 def _less(a, b, n):
     """a < b lexicographically (int64 arrays of length n)."""
     for i in range(n):
@@ -88,7 +88,7 @@ def _less(a, b, n):
     return False
 
 
-@njit(cache=True, nogil=True)
+@njit(inline="always")
 def _is_canonical(s, n, inv, img):
     """True when the placement ``s`` (columns by row) is the smallest of its 8 images."""
     top = n - 1
@@ -116,7 +116,7 @@ def _is_canonical(s, n, inv, img):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(inline="always")
 def _untested(n, lo, row, avail, attacked, left, right, full, blocked):
     """Columns not yet tested in the open rows ``lo .. row`` (0 when ``lo > row``).
 

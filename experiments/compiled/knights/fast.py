@@ -29,40 +29,34 @@ to them. What makes them fast:
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
 
 from btlab.experiments.compiled._driver import BACKTRACK_LIMIT as _BACKTRACK_LIMIT
 from btlab.experiments.compiled._driver import EXHAUSTED as _EXHAUSTED
-from btlab.experiments.compiled._driver import NODE_LIMIT as _NODE_LIMIT
-from btlab.experiments.compiled._driver import PAUSED as _PAUSED
 from btlab.experiments.compiled._driver import SOLVED as _SOLVED
+from btlab.experiments.compiled._steps import (
+    F_COUNT,
+    F_NEXT,
+    GO,
+    P_BASE,
+    P_CAP,
+    P_CLOSED,
+    P_FIRST,
+    P_START,
+    budget_left,
+    full_board,
+    load_state,
+    path_mask,
+    popcount,
+    stop_code,
+    store_state,
+)
 
 #: Largest board (squares) of the mask path.
 MASK_SQUARES = 64
 
-# the parameter, state and frame layout of knights_kernel (kept equal there)
-P_HEURISTIC, P_TIE, P_FIRST, P_CLOSED, P_START, P_CAP, P_PAUSE_MASK, P_MAXD2, P_BASE = range(9)
-P_BTCAP = 9
-(S_NODES, S_BACKTRACKS, S_DEAD_ENDS, S_CHECKS, S_SOLUTIONS, S_MAX_DEPTH, S_DEPTH, S_SQ,
- S_HAVE_TOUR) = range(9)
-F_COUNT, F_NEXT = 8, 9
-
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
-
-
-@intrinsic
-def popcount(typingctx, x):
-    """The number of set bits of a uint64 (LLVM ``ctpop``)."""
-    if x != types.uint64:
-        return None
-    sig = types.uint64(types.uint64)
-
-    def codegen(context, builder, signature, args):
-        return builder.ctpop(args[0])
-
-    return sig, codegen
 
 
 def small_tables(nbr: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -83,86 +77,6 @@ def small_tables(nbr: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 @njit(cache=True, nogil=True)
-def budget_left(params, state):
-    """The budgets of one call of a count-down loop, from its parameters and state.
-
-    Returns:
-        ``(limit, todo, bt_left)``: the placement count at which this call
-        stops (the node cap, or the next pause when ``params[P_PAUSE_MASK]``
-        is set), the placements before it, and the backtracks before the end
-        of the backtrack budget (all int64).
-    """
-    nodes = state[S_NODES]
-    cap = params[P_CAP]
-    limit = cap
-    if params[P_PAUSE_MASK] >= 0:
-        limit = min(cap, (nodes | params[P_PAUSE_MASK]) + 1)
-    return limit, max(limit - nodes, 0), max(params[P_BTCAP] - state[S_BACKTRACKS], 0)
-
-
-@njit(cache=True, nogil=True)
-def path_mask(path, depth):
-    """The visited set of the first ``depth`` squares of ``path`` as a uint64 mask."""
-    vis = _ZERO
-    for i in range(depth):
-        vis |= _ONE << np.uint64(path[i])
-    return vis
-
-
-#: :func:`full_board`'s code for "go on": the placement is undone as a leaf.
-GO = -1
-
-
-@njit(cache=True, nogil=True)
-def full_board(is_tour, first, solutions, have_tour, dead_ends, bt_left, path, tour):
-    """Count a placement that fills the board (``path`` holds every square).
-
-    Args:
-        is_tour: whether the path is a tour (a closed tour also needs its last
-            square a knight's move from the start); otherwise it is a dead end.
-        first: stop at the first tour.
-        solutions, have_tour, dead_ends, bt_left: the loop's counters, the flag
-            that ``tour`` holds a tour, and the backtracks left in the budget.
-        path: the squares in order; tour: receives ``path`` at the first tour.
-
-    Returns:
-        ``(stop, solutions, have_tour, dead_ends, bt_left)``: ``stop`` is
-        ``SOLVED`` (the first tour, in first mode), ``BACKTRACK_LIMIT`` (a dead
-        end past the backtrack budget) or :data:`GO` (undo the placement as a leaf).
-    """
-    if is_tour:
-        solutions += 1
-        if have_tour == 0:
-            have_tour = 1
-            for k in range(path.shape[0]):
-                tour[k] = path[k]
-        if first:
-            return _SOLVED, solutions, have_tour, dead_ends, bt_left
-        return GO, solutions, have_tour, dead_ends, bt_left
-    dead_ends += 1
-    if bt_left == 0:
-        return _BACKTRACK_LIMIT, solutions, have_tour, dead_ends, bt_left
-    return GO, solutions, have_tour, dead_ends, bt_left - 1
-
-
-@njit(cache=True, nogil=True)
-def store_state(state, placed, backtracked, dead_ends, checks, solutions, max_depth, depth, sq,
-                have_tour):
-    """Write a count-down loop's counters and resume point back into ``state`` (in place):
-    ``placed`` and ``backtracked`` are this call's own placements and backtracks, the
-    other counters their running totals."""
-    state[S_NODES] += placed
-    state[S_BACKTRACKS] += backtracked
-    state[S_DEAD_ENDS] = dead_ends
-    state[S_CHECKS] = checks
-    state[S_SOLUTIONS] = solutions
-    state[S_MAX_DEPTH] = max_depth
-    state[S_DEPTH] = depth
-    state[S_SQ] = np.int64(sq)
-    state[S_HAVE_TOUR] = have_tour
-
-
-@njit(cache=True, nogil=True)
 def run64_plain(nbr8, count, nmask, params, state, path, frames, found, tour):
     """``knights_run`` for heuristic ``none`` with tie-break ``move_order``, on its own:
     one loop with no heuristic to test, counting down to the stop and to the end of
@@ -177,13 +91,7 @@ def run64_plain(nbr8, count, nmask, params, state, path, frames, found, tour):
     start = np.uint64(params[P_START])
     cap = params[P_CAP]
     base = params[P_BASE]
-    dead_ends = state[S_DEAD_ENDS]
-    checks = state[S_CHECKS]
-    solutions = state[S_SOLUTIONS]
-    max_depth = state[S_MAX_DEPTH]
-    depth = state[S_DEPTH]
-    sq = np.uint64(state[S_SQ])
-    have_tour = state[S_HAVE_TOUR]
+    dead_ends, checks, solutions, max_depth, depth, sq, have_tour = load_state(state)
     vis = path_mask(path, depth)
     limit, todo, bt_left = budget_left(params, state)  # placements, backtracks before the stop
     entry_todo, entry_bt_left = todo, bt_left
@@ -191,7 +99,7 @@ def run64_plain(nbr8, count, nmask, params, state, path, frames, found, tour):
     while True:
         # -- place sq --
         if todo == 0:
-            code = _NODE_LIMIT if limit >= cap else _PAUSED
+            code = stop_code(limit, cap)
             break
         todo -= 1
         bit = _ONE << sq
@@ -264,11 +172,12 @@ def run64_plain(nbr8, count, nmask, params, state, path, frames, found, tour):
 
 
 @njit(cache=True, nogil=True)
-def run64_warnsdorff(nbr8, count, nmask, params, state, path, frames, found, tour):
+def run64_warnsdorff(nbr8, count, nmask, params, state, path, frames, found, tour, keyd):
     """``knights_run`` for heuristic ``warnsdorff`` with tie-break ``move_order``, on its
     own, as :func:`run64_plain`: each unvisited onward square inserted by degree (the
     popcount of its neighbours less the visited set) as it is listed, a stable
-    insertion into ``frames[top, :n]``.
+    insertion into ``frames[top, :n]``, their degrees in ``keyd`` (uint64 (8,), scratch:
+    passed in, since an array made here costs numba's allocator a compile of its own).
     """
     size = count.shape[0]
     first = params[P_FIRST] != 0
@@ -276,22 +185,15 @@ def run64_warnsdorff(nbr8, count, nmask, params, state, path, frames, found, tou
     start = np.uint64(params[P_START])
     cap = params[P_CAP]
     base = params[P_BASE]
-    dead_ends = state[S_DEAD_ENDS]
-    checks = state[S_CHECKS]
-    solutions = state[S_SOLUTIONS]
-    max_depth = state[S_MAX_DEPTH]
-    depth = state[S_DEPTH]
-    sq = np.uint64(state[S_SQ])
-    have_tour = state[S_HAVE_TOUR]
+    dead_ends, checks, solutions, max_depth, depth, sq, have_tour = load_state(state)
     vis = path_mask(path, depth)
     limit, todo, bt_left = budget_left(params, state)  # placements, backtracks before the stop
     entry_todo, entry_bt_left = todo, bt_left
-    keyd = np.empty(8, np.uint64)
     code = _EXHAUSTED
     while True:
         # -- place sq --
         if todo == 0:
-            code = _NODE_LIMIT if limit >= cap else _PAUSED
+            code = stop_code(limit, cap)
             break
         todo -= 1
         bit = _ONE << sq

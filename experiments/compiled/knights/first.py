@@ -28,25 +28,18 @@ from numba import njit
 
 from btlab.experiments.compiled._driver import BACKTRACK_LIMIT as _BACKTRACK_LIMIT
 from btlab.experiments.compiled._driver import EXHAUSTED as _EXHAUSTED
-from btlab.experiments.compiled._driver import NODE_LIMIT as _NODE_LIMIT
-from btlab.experiments.compiled._driver import PAUSED as _PAUSED
 from btlab.experiments.compiled._driver import SOLVED as _SOLVED
-from btlab.experiments.compiled.knights.fast import (
+from btlab.experiments.compiled._steps import (
     P_BASE,
     P_CAP,
     P_CLOSED,
     P_START,
-    S_CHECKS,
-    S_DEAD_ENDS,
-    S_DEPTH,
-    S_HAVE_TOUR,
-    S_MAX_DEPTH,
-    S_SOLUTIONS,
-    S_SQ,
-    budget_left,
-    path_mask,
+    budget_left_called,
+    load_state,
+    path_mask_called,
     popcount,
-    store_state,
+    stop_code,
+    store_state_called,
 )
 
 _ONE = np.uint64(1)
@@ -103,21 +96,15 @@ def run64_first(table, params, state, path, stack, tour):
     start = np.uint64(params[P_START])
     cap = params[P_CAP]
     base = params[P_BASE]
-    dead_ends = state[S_DEAD_ENDS]
-    checks = state[S_CHECKS]
-    solutions = state[S_SOLUTIONS]
-    max_depth = state[S_MAX_DEPTH]
-    depth = state[S_DEPTH]
-    sq = np.uint64(state[S_SQ])
-    have_tour = state[S_HAVE_TOUR]
-    vis = path_mask(path, depth)
-    limit, todo, bt_left = budget_left(params, state)
+    dead_ends, checks, solutions, max_depth, depth, sq, have_tour = load_state(state)
+    vis = path_mask_called(path, depth)
+    limit, todo, bt_left = budget_left_called(params, state)
     entry_todo, entry_bt_left = todo, bt_left
     code = _EXHAUSTED
     while True:
         # -- place sq --
         if todo == 0:
-            code = _NODE_LIMIT if limit >= cap else _PAUSED
+            code = stop_code(limit, cap)
             break
         todo -= 1
         vis |= _ONE << sq
@@ -175,8 +162,8 @@ def run64_first(table, params, state, path, stack, tour):
     if code != _SOLVED:
         for k in range(base, depth):
             path[k] = np.uint32(stack[k] >> 4)
-    store_state(state, entry_todo - todo, entry_bt_left - bt_left, dead_ends, checks, solutions,
-                max_depth, depth, sq, have_tour)
+    store_state_called(state, entry_todo - todo, entry_bt_left - bt_left, dead_ends, checks,
+                       solutions, max_depth, depth, sq, have_tour)
     return code
 
 
@@ -219,21 +206,15 @@ def runwide_first(table, params, state, visited, path, stack, tour):
     start = np.uint32(params[P_START])
     cap = params[P_CAP]
     base = params[P_BASE]
-    dead_ends = state[S_DEAD_ENDS]
-    checks = state[S_CHECKS]
-    solutions = state[S_SOLUTIONS]
-    max_depth = state[S_MAX_DEPTH]
-    depth = state[S_DEPTH]
-    sq = np.uint64(state[S_SQ])
-    have_tour = state[S_HAVE_TOUR]
+    dead_ends, checks, solutions, max_depth, depth, sq, have_tour = load_state(state)
     end = np.uint32(size)
-    limit, todo, bt_left = budget_left(params, state)
+    limit, todo, bt_left = budget_left_called(params, state)
     entry_todo, entry_bt_left = todo, bt_left
     code = _EXHAUSTED
     while True:
         # -- place sq --
         if todo == 0:
-            code = _NODE_LIMIT if limit >= cap else _PAUSED
+            code = stop_code(limit, cap)
             break
         todo -= 1
         visited[sq] = 1
@@ -301,6 +282,6 @@ def runwide_first(table, params, state, visited, path, stack, tour):
     if code != _SOLVED:
         for j in range(base, depth):
             path[j] = np.uint32(np.uint64(stack[j]) // _U_WIDE_ROW)
-    store_state(state, entry_todo - todo, entry_bt_left - bt_left, dead_ends, checks, solutions,
-                max_depth, depth, sq, have_tour)
+    store_state_called(state, entry_todo - todo, entry_bt_left - bt_left, dead_ends, checks,
+                       solutions, max_depth, depth, sq, have_tour)
     return code

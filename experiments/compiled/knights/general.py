@@ -17,7 +17,7 @@ from btlab.experiments.compiled._driver import EXHAUSTED as _EXHAUSTED
 from btlab.experiments.compiled._driver import NODE_LIMIT as _NODE_LIMIT
 from btlab.experiments.compiled._driver import PAUSED as _PAUSED
 from btlab.experiments.compiled._driver import SOLVED as _SOLVED
-from btlab.experiments.compiled.knights.fast import (
+from btlab.experiments.compiled._steps import (
     F_COUNT,
     F_NEXT,
     P_BASE,
@@ -39,13 +39,11 @@ from btlab.experiments.compiled.knights.fast import (
     S_NODES,
     S_SOLUTIONS,
     S_SQ,
+    load_state,
+    splitmix,
 )
 from btlab.experiments.compiled.knights.shuffle64 import mod_small
 
-_U64_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_U64_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_U64_MIX2 = np.uint64(0x94D049BB133111EB)
-_U30, _U27, _U31 = np.uint64(30), np.uint64(27), np.uint64(31)
 _U60, _U4 = np.uint64(60), np.uint64(4)
 _U64_ZERO = np.uint64(0)
 
@@ -70,13 +68,7 @@ def run_general(nbr, count, dist2, params, state, rng, visited, path, frames, fo
     btcap = params[P_BTCAP]
     nodes = state[S_NODES]
     backtracks = state[S_BACKTRACKS]
-    dead_ends = state[S_DEAD_ENDS]
-    checks = state[S_CHECKS]
-    solutions = state[S_SOLUTIONS]
-    max_depth = state[S_MAX_DEPTH]
-    depth = state[S_DEPTH]
-    sq = np.uint64(state[S_SQ])
-    have_tour = state[S_HAVE_TOUR]
+    dead_ends, checks, solutions, max_depth, depth, sq, have_tour = load_state(state)
     rng_state = rng[0]
     entry_nodes = nodes
     keyd = np.empty(8, np.uint64)
@@ -151,11 +143,7 @@ def run_general(nbr, count, dist2, params, state, rng, visited, path, frames, fo
                     if tie == 0:      # move_order
                         t = _U64_ZERO
                     elif tie == 1:    # random: the next SplitMix64 output, smallest first
-                        z = rng_state + _U64_GOLDEN
-                        rng_state = z
-                        z = (z ^ (z >> _U30)) * _U64_MIX1
-                        z = (z ^ (z >> _U27)) * _U64_MIX2
-                        t = z ^ (z >> _U31)
+                        rng_state, t = splitmix(rng_state)
                     elif tie == 3:    # roth: farthest from the centre first
                         t = np.uint64(maxd2 - dist2[c])
                     else:             # pohl: sum of the onward degrees as if the knight stood on c
@@ -190,11 +178,7 @@ def run_general(nbr, count, dist2, params, state, rng, visited, path, frames, fo
             elif tie == 1 and n > 1:
                 # none with random: Fisher-Yates, as btlab.experiments.knights.ordering.shuffle
                 for i in range(n - 1, 0, -1):
-                    z = rng_state + _U64_GOLDEN
-                    rng_state = z
-                    z = (z ^ (z >> _U30)) * _U64_MIX1
-                    z = (z ^ (z >> _U27)) * _U64_MIX2
-                    z = z ^ (z >> _U31)
+                    rng_state, z = splitmix(rng_state)
                     j = mod_small(z, i + 1)
                     swap = frames[top, i]
                     frames[top, i] = frames[top, j]

@@ -46,6 +46,7 @@ from btlab.experiments.compiled.knights.fast import run64_plain, run64_warnsdorf
 from btlab.experiments.compiled.knights.first import wide_table
 from btlab.experiments.compiled.knights.general import run_general
 from btlab.experiments.compiled.knights.random64 import run64_random
+from btlab.experiments.compiled.knights.shuffle64 import run64_shuffled
 from btlab.experiments.compiled.knights.tables import (  # noqa: F401 - re-exported
     GEOMETRY_CHUNK_SQUARES,
     Geometry,
@@ -139,11 +140,18 @@ def knights_run(nbr, count, dist2, nbr8, nmask, params, state, rng, visited, deg
     if nbr8.shape[0] > 0:  # at most 64 squares: the visited set in a 64-bit mask
         if heuristic == 0 and tie == 0:
             return run64_plain(nbr8, count, nmask, params, state, path, frames, found, tour)
+        keyd = np.empty(8, np.uint64)
         if heuristic == 1 and tie == 0:
-            return run64_warnsdorff(nbr8, count, nmask, params, state, path, frames, found, tour)
+            return run64_warnsdorff(nbr8, count, nmask, params, state, path, frames, found, tour,
+                                    keyd)
+        if heuristic == 0 and tie == 1:
+            return run64_shuffled(nbr8, count, nmask, params, state, rng, path, frames, found,
+                                  tour)
         if tie == 1:
-            return run64_random(nbr8, count, nmask, params, state, rng, path, frames, found, tour)
-        return run64_keyed(nbr8, count, nmask, dist2, params, state, path, frames, found, tour)
+            return run64_random(nbr8, count, nmask, params, state, rng, path, frames, found, tour,
+                                keyd, np.empty(8, np.uint64))
+        return run64_keyed(nbr8, count, nmask, dist2, params, state, path, frames, found, tour,
+                           np.empty(count.shape[0], np.uint64), keyd)
     if heuristic == 0 and tie == 0:
         return runwide_plain(nbr, count, params, state, visited, path, frames, found, tour)
     if heuristic == 1 and tie == 0:
@@ -199,6 +207,9 @@ def run_knights(rows: int, cols: int, start_sq: int, moves: tuple, heuristic: st
     bundle = {"nbr": nbr, "count": count, "dist2": dist2, "nbr8": nbr8, "nmask": nmask,
               "params": params, "state": state, "rng": rng, "visited": visited, "deg": deg,
               "path": path, "frames": frames, "found": found, "tour": tour}
+    for name, length in (("key", size), ("keyd", 8), ("keyt", 8)):  # scratch
+        if name in loop.takes:
+            bundle[name] = np.zeros(length, np.uint64)
     if "table" in loop.takes:
         bundle["table"] = row_table(rows, cols, moves)
     if "wide" in loop.takes:

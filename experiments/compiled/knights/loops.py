@@ -25,6 +25,7 @@ from btlab.experiments.compiled.knights.fast import MASK_SQUARES, run64_plain, r
 from btlab.experiments.compiled.knights.first import run64_first, runwide_first
 from btlab.experiments.compiled.knights.general import run_general
 from btlab.experiments.compiled.knights.random64 import run64_random
+from btlab.experiments.compiled.knights.shuffle64 import run64_shuffled
 from btlab.experiments.compiled.knights.ties64 import run64_keyed
 from btlab.experiments.compiled.knights.wide import runwide_plain, runwide_warnsdorff
 from btlab.experiments.compiled.knights.widekeyed import runwide_keyed
@@ -65,7 +66,8 @@ class Loop:
         kernel: the ``@njit`` function.
         takes: its arguments, names of :func:`.kernel.run_knights`'s arrays
             (``nbr count dist2 nbr8 nmask params state rng visited deg path
-            frames found tour``).
+            frames found tour``; the scratch arrays ``key keyd keyt``, the tables
+            ``table wide``).
         when: whether it runs a search of this :class:`Shape`.
         sample: ``(rows, cols, heuristic, tie_break, first)``, a search it runs.
         pauses: the loop was written to pause (return to Python) at least every
@@ -96,14 +98,18 @@ LOOPS: tuple[Loop, ...] = (
          lambda s: s.small and s.heuristic == "none" and s.tie == "move_order",
          (3, 4, "none", "move_order", False)),
     Loop("run64_warnsdorff", run64_warnsdorff,
-         _args("nbr8 count nmask params state path frames found tour"),
+         _args("nbr8 count nmask params state path frames found tour keyd"),
          lambda s: s.small and s.heuristic == "warnsdorff" and s.tie == "move_order",
          (3, 4, "warnsdorff", "move_order", False)),
-    Loop("run64_random", run64_random,
+    Loop("run64_shuffled", run64_shuffled,
          _args("nbr8 count nmask params state rng path frames found tour"),
+         lambda s: s.small and s.heuristic == "none" and s.tie == "random",
+         (3, 4, "none", "random", False)),
+    Loop("run64_random", run64_random,
+         _args("nbr8 count nmask params state rng path frames found tour keyd keyt"),
          lambda s: s.small and s.tie == "random", (3, 4, "warnsdorff", "random", False)),
     Loop("run64_keyed", run64_keyed,
-         _args("nbr8 count nmask dist2 params state path frames found tour"),
+         _args("nbr8 count nmask dist2 params state path frames found tour key keyd"),
          lambda s: s.small, (3, 4, "warnsdorff", "pohl", False)),
     Loop("runwide_first", runwide_first, _args("wide params state visited path found tour"),
          lambda s: s.heuristic == "none" and s.tie == "move_order" and s.first,

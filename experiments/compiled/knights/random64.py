@@ -7,7 +7,9 @@ ordered by (degree, the next SplitMix64 output), drawing exactly what
 The key is one integer (the degree over the draw's 60 high bits; the 4 low bits
 part equal keys only, almost never), and a lone candidate draws nothing, in a
 loop of its own. Heuristic ``none`` (a shuffled move order at every placement)
-goes on to :func:`.knights_shuffle64.run64_shuffled`.
+has a loop of its own, :func:`.shuffle64.run64_shuffled` (the registry,
+:mod:`.loops`, hands it those searches; called from here, it would be
+compiled with this loop).
 """
 
 from __future__ import annotations
@@ -17,9 +19,7 @@ from numba import njit
 
 from btlab.experiments.compiled._driver import BACKTRACK_LIMIT as _BACKTRACK_LIMIT
 from btlab.experiments.compiled._driver import EXHAUSTED as _EXHAUSTED
-from btlab.experiments.compiled._driver import NODE_LIMIT as _NODE_LIMIT
-from btlab.experiments.compiled._driver import PAUSED as _PAUSED
-from btlab.experiments.compiled.knights.fast import (
+from btlab.experiments.compiled._steps import (
     F_COUNT,
     F_NEXT,
     GO,
@@ -29,72 +29,55 @@ from btlab.experiments.compiled.knights.fast import (
     P_FIRST,
     P_HEURISTIC,
     P_START,
-    S_CHECKS,
-    S_DEAD_ENDS,
-    S_DEPTH,
-    S_HAVE_TOUR,
-    S_MAX_DEPTH,
-    S_SOLUTIONS,
-    S_SQ,
     budget_left,
     full_board,
+    load_state,
     path_mask,
     popcount,
+    splitmix,
+    stop_code,
     store_state,
 )
-from btlab.experiments.compiled.knights.shuffle64 import run64_shuffled
 
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
-_U64_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_U64_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_U64_MIX2 = np.uint64(0x94D049BB133111EB)
-_U30, _U27, _U31 = np.uint64(30), np.uint64(27), np.uint64(31)
 _U60, _U4 = np.uint64(60), np.uint64(4)
 
 
 @njit(cache=True, nogil=True)
-def run64_random(nbr8, count, nmask, params, state, rng, path, frames, found, tour):
+def run64_random(nbr8, count, nmask, params, state, rng, path, frames, found, tour, keyd,
+                 keyt):
     """:func:`.knights_kernel.knights_run` on a board of at most 64 squares, heuristic
-    ``none``, ``warnsdorff`` or ``static_degree``, tie-break ``random``.
+    ``warnsdorff`` or ``static_degree``, tie-break ``random``.
 
     Args:
         nbr8: uint8 (size, 8); count: int32 (size,); nmask: uint64 (size,): the
             geometry (:func:`small_tables`).
         params, state, rng, path, frames, found, tour: as ``knights_run``'s
             (``found`` holds this search's own per-depth values).
+        keyd, keyt: uint64 (8,), scratch: the candidates' keys (passed in, as
+            :func:`.fast.run64_warnsdorff`'s).
 
     Returns:
         The status code, as ``knights_run``.
     """
-    heuristic = params[P_HEURISTIC]
-    if heuristic == 0:
-        return run64_shuffled(nbr8, count, nmask, params, state, rng, path, frames, found, tour)
-    dynamic = heuristic == 1
+    dynamic = params[P_HEURISTIC] == 1
     size = count.shape[0]
     first = params[P_FIRST] != 0
     closed = params[P_CLOSED] != 0
     start = np.uint64(params[P_START])
     cap = params[P_CAP]
     base = params[P_BASE]
-    dead_ends = state[S_DEAD_ENDS]
-    checks = state[S_CHECKS]
-    solutions = state[S_SOLUTIONS]
-    max_depth = state[S_MAX_DEPTH]
-    depth = state[S_DEPTH]
-    sq = np.uint64(state[S_SQ])
-    have_tour = state[S_HAVE_TOUR]
+    dead_ends, checks, solutions, max_depth, depth, sq, have_tour = load_state(state)
     rng_state = rng[0]
     vis = path_mask(path, depth)
     limit, todo, bt_left = budget_left(params, state)  # placements, backtracks before the stop
     entry_todo, entry_bt_left = todo, bt_left
-    keyp = np.empty(8, np.uint64)
-    keyt = np.empty(8, np.uint64)
     code = _EXHAUSTED
     while True:
         # -- place sq --
         if todo == 0:
-            code = _NODE_LIMIT if limit >= cap else _PAUSED
+            code = stop_code(limit, cap)
             break
         todo -= 1
         bit = _ONE << sq
@@ -146,22 +129,18 @@ def run64_random(nbr8, count, nmask, params, state, rng, path, frames, found, to
                             else:
                                 deg = np.uint64(count[c])
                             # the next SplitMix64 output, smallest first
-                            z = rng_state + _U64_GOLDEN
-                            rng_state = z
-                            z = (z ^ (z >> _U30)) * _U64_MIX1
-                            z = (z ^ (z >> _U27)) * _U64_MIX2
-                            t = z ^ (z >> _U31)
+                            rng_state, t = splitmix(rng_state)
                             # (degree, t) in one key but t's 4 lowest bits, which
                             # decide only between equal keys (almost never)
                             p = (deg << _U60) | (t >> _U4)
                             j = n
-                            while j > 0 and (keyp[j - 1] > p or
-                                             (keyp[j - 1] == p and keyt[j - 1] > t)):
-                                keyp[j] = keyp[j - 1]
+                            while j > 0 and (keyd[j - 1] > p or
+                                             (keyd[j - 1] == p and keyt[j - 1] > t)):
+                                keyd[j] = keyd[j - 1]
                                 keyt[j] = keyt[j - 1]
                                 frames[top, j] = frames[top, j - 1]
                                 j -= 1
-                            keyp[j] = p
+                            keyd[j] = p
                             keyt[j] = t
                             frames[top, j] = c
                             n += 1

@@ -20,9 +20,7 @@ from numba import njit
 
 from btlab.experiments.compiled._driver import BACKTRACK_LIMIT as _BACKTRACK_LIMIT
 from btlab.experiments.compiled._driver import EXHAUSTED as _EXHAUSTED
-from btlab.experiments.compiled._driver import NODE_LIMIT as _NODE_LIMIT
-from btlab.experiments.compiled._driver import PAUSED as _PAUSED
-from btlab.experiments.compiled.knights.fast import (
+from btlab.experiments.compiled._steps import (
     F_COUNT,
     F_NEXT,
     GO,
@@ -31,16 +29,12 @@ from btlab.experiments.compiled.knights.fast import (
     P_CLOSED,
     P_FIRST,
     P_START,
-    S_CHECKS,
-    S_DEAD_ENDS,
-    S_DEPTH,
-    S_HAVE_TOUR,
-    S_MAX_DEPTH,
-    S_SOLUTIONS,
-    S_SQ,
     budget_left,
     full_board,
+    load_state,
     path_mask,
+    splitmix,
+    stop_code,
     store_state,
 )
 
@@ -49,10 +43,6 @@ _ZERO = np.uint64(0)
 _BYTE = np.uint64(0xFF)
 _LOW = np.uint64(0xFFFFFFFF)
 _U32 = np.uint64(32)
-_U64_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_U64_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_U64_MIX2 = np.uint64(0x94D049BB133111EB)
-_U30, _U27, _U31 = np.uint64(30), np.uint64(27), np.uint64(31)
 _M3, _M5, _M6, _M7 = np.uint64(3), np.uint64(5), np.uint64(6), np.uint64(7)
 
 
@@ -98,13 +88,7 @@ def run64_shuffled(nbr8, count, nmask, params, state, rng, path, frames, found, 
     start = np.uint64(params[P_START])
     cap = params[P_CAP]
     base = params[P_BASE]
-    dead_ends = state[S_DEAD_ENDS]
-    checks = state[S_CHECKS]
-    solutions = state[S_SOLUTIONS]
-    max_depth = state[S_MAX_DEPTH]
-    depth = state[S_DEPTH]
-    sq = np.uint64(state[S_SQ])
-    have_tour = state[S_HAVE_TOUR]
+    dead_ends, checks, solutions, max_depth, depth, sq, have_tour = load_state(state)
     rng_state = rng[0]
     vis = path_mask(path, depth)
     limit, todo, bt_left = budget_left(params, state)  # placements, backtracks before the stop
@@ -113,7 +97,7 @@ def run64_shuffled(nbr8, count, nmask, params, state, rng, path, frames, found, 
     while True:
         # -- place sq --
         if todo == 0:
-            code = _NODE_LIMIT if limit >= cap else _PAUSED
+            code = stop_code(limit, cap)
             break
         todo -= 1
         bit = _ONE << sq
@@ -155,11 +139,7 @@ def run64_shuffled(nbr8, count, nmask, params, state, rng, path, frames, found, 
                 n = np.int64(shift >> np.uint64(3))
                 # Fisher-Yates, as btlab.experiments.knights.ordering.shuffle
                 for i in range(n - 1, 0, -1):
-                    z = rng_state + _U64_GOLDEN
-                    rng_state = z
-                    z = (z ^ (z >> _U30)) * _U64_MIX1
-                    z = (z ^ (z >> _U27)) * _U64_MIX2
-                    z = z ^ (z >> _U31)
+                    rng_state, z = splitmix(rng_state)
                     si = np.uint64(i) << np.uint64(3)
                     sj = np.uint64(mod_small(z, i + 1)) << np.uint64(3)
                     x = ((w >> si) ^ (w >> sj)) & _BYTE

@@ -1,9 +1,9 @@
 """The knight's-tour kernels' board tables: neighbours in move order, degrees, distances.
 
-:func:`geometry` fills a board's tables with :func:`build_geometry` (compiled), a
-block of rows at a time against the clock, and keeps small boards' tables per
-process; :func:`mask_tables` adds the byte and bit-mask tables of the boards of at
-most 64 squares (:mod:`.knights_fast`).
+:func:`geometry` fills a board's tables: a small board's in NumPy
+(:func:`small_geometry`, kept per process), a large one's with :func:`build_geometry`
+(compiled), a block of rows at a time against the clock; :func:`mask_tables` adds the
+byte and bit-mask tables of the boards of at most 64 squares (:mod:`.fast`).
 """
 
 from __future__ import annotations
@@ -57,9 +57,28 @@ _GEOMETRY_CACHE_SQUARES = 10_000
 
 @lru_cache(maxsize=64)
 def _cached_geometry(rows: int, cols: int, moves: tuple) -> Geometry:
-    found = _geometry(rows, cols, moves)
-    assert found is not None
-    return found
+    return small_geometry(rows, cols, moves)
+
+
+def small_geometry(rows: int, cols: int, moves: tuple) -> Geometry:
+    """:func:`build_geometry`'s tables of a whole board, in NumPy (a move at a time over
+    every square): the same values, with nothing to compile, so that a first trial on
+    a cold cache does not wait for :func:`build_geometry` to compile (a tenth to a
+    quarter of a second). Used up to :data:`_GEOMETRY_CACHE_SQUARES` squares, where
+    it takes microseconds to a millisecond; larger boards go through the kernel, a
+    block of rows at a time against the clock."""
+    size = rows * cols
+    r = np.repeat(np.arange(rows, dtype=np.int64), cols)
+    c = np.tile(np.arange(cols, dtype=np.int64), rows)
+    nbr = np.zeros((size, 8), np.uint32)
+    count = np.zeros(size, np.int32)
+    for dr, dc in moves:
+        rr, cc = r + dr, c + dc
+        on = np.flatnonzero((rr >= 0) & (rr < rows) & (cc >= 0) & (cc < cols))
+        nbr[on, count[on]] = rr[on] * cols + cc[on]
+        count[on] += 1
+    dist2 = (2 * r - (rows - 1)) ** 2 + (2 * c - (cols - 1)) ** 2
+    return nbr, count, dist2, int(dist2.max())
 
 
 @lru_cache(maxsize=64)

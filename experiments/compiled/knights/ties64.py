@@ -24,9 +24,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 
 from btlab.experiments.compiled._driver import BACKTRACK_LIMIT as _BACKTRACK_LIMIT
 from btlab.experiments.compiled._driver import EXHAUSTED as _EXHAUSTED
-from btlab.experiments.compiled._driver import NODE_LIMIT as _NODE_LIMIT
-from btlab.experiments.compiled._driver import PAUSED as _PAUSED
-from btlab.experiments.compiled.knights.fast import (
+from btlab.experiments.compiled._steps import (
     F_COUNT,
     F_NEXT,
     GO,
@@ -38,17 +36,12 @@ from btlab.experiments.compiled.knights.fast import (
     P_MAXD2,
     P_START,
     P_TIE,
-    S_CHECKS,
-    S_DEAD_ENDS,
-    S_DEPTH,
-    S_HAVE_TOUR,
-    S_MAX_DEPTH,
-    S_SOLUTIONS,
-    S_SQ,
     budget_left,
     full_board,
+    load_state,
     path_mask,
     popcount,
+    stop_code,
     store_state,
 )
 
@@ -61,7 +54,8 @@ _WARNSDORFF, _POHL, _ROTH = 1, 2, 3
 
 
 @njit(cache=True, nogil=True)
-def run64_keyed(nbr8, count, nmask, dist2, params, state, path, frames, found, tour):
+def run64_keyed(nbr8, count, nmask, dist2, params, state, path, frames, found, tour, key,
+                keyd):
     """:func:`.knights_kernel.knights_run` on a board of at most 64 squares, heuristic
     ``warnsdorff`` (tie-break ``pohl`` or ``roth``) or ``static_degree`` (``move_order``,
     ``pohl`` or ``roth``).
@@ -73,6 +67,9 @@ def run64_keyed(nbr8, count, nmask, dist2, params, state, path, frames, found, t
             ``params[P_MAXD2]`` its largest value).
         params, state, path, frames, found, tour: as ``knights_run``'s (``found``
             holds this search's own per-depth values, as :mod:`.knights_fast`).
+        key: uint64 (size,), scratch: each square's key but its degree, made on entry;
+            keyd: uint64 (8,), scratch: the candidates' keys (both passed in, as
+            :func:`.fast.run64_warnsdorff`'s).
 
     Returns:
         The status code, as ``knights_run``.
@@ -88,7 +85,6 @@ def run64_keyed(nbr8, count, nmask, dist2, params, state, path, frames, found, t
     base = params[P_BASE]
     maxd2 = params[P_MAXD2]
     # the part of each square's key that the visited set does not change
-    key = np.zeros(size, np.uint64)
     for c in range(size):
         t = 0
         if tie == _ROTH:
@@ -100,22 +96,15 @@ def run64_keyed(nbr8, count, nmask, dist2, params, state, path, frames, found, t
             key[c] = np.uint64(t)
         else:
             key[c] = (np.uint64(count[c]) << _U16) | np.uint64(t)
-    dead_ends = state[S_DEAD_ENDS]
-    checks = state[S_CHECKS]
-    solutions = state[S_SOLUTIONS]
-    max_depth = state[S_MAX_DEPTH]
-    depth = state[S_DEPTH]
-    sq = np.uint64(state[S_SQ])
-    have_tour = state[S_HAVE_TOUR]
+    dead_ends, checks, solutions, max_depth, depth, sq, have_tour = load_state(state)
     vis = path_mask(path, depth)
     limit, todo, bt_left = budget_left(params, state)  # placements, backtracks before the stop
     entry_todo, entry_bt_left = todo, bt_left
-    keyd = np.empty(8, np.uint64)
     code = _EXHAUSTED
     while True:
         # -- place sq --
         if todo == 0:
-            code = _NODE_LIMIT if limit >= cap else _PAUSED
+            code = stop_code(limit, cap)
             break
         todo -= 1
         bit = _ONE << sq

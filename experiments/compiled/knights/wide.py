@@ -26,10 +26,8 @@ from numba import njit
 
 from btlab.experiments.compiled._driver import BACKTRACK_LIMIT as _BACKTRACK_LIMIT
 from btlab.experiments.compiled._driver import EXHAUSTED as _EXHAUSTED
-from btlab.experiments.compiled._driver import NODE_LIMIT as _NODE_LIMIT
-from btlab.experiments.compiled._driver import PAUSED as _PAUSED
 from btlab.experiments.compiled._driver import SOLVED as _SOLVED
-from btlab.experiments.compiled.knights.fast import (
+from btlab.experiments.compiled._steps import (
     F_COUNT,
     F_NEXT,
     GO,
@@ -38,15 +36,10 @@ from btlab.experiments.compiled.knights.fast import (
     P_CLOSED,
     P_FIRST,
     P_START,
-    S_CHECKS,
-    S_DEAD_ENDS,
-    S_DEPTH,
-    S_HAVE_TOUR,
-    S_MAX_DEPTH,
-    S_SOLUTIONS,
-    S_SQ,
     budget_left,
     full_board,
+    load_state,
+    stop_code,
     store_state,
 )
 
@@ -103,20 +96,14 @@ def runwide_plain(nbr, count, params, state, visited, path, frames, found, tour)
     start = params[P_START]
     cap = params[P_CAP]
     base = params[P_BASE]
-    dead_ends = state[S_DEAD_ENDS]
-    checks = state[S_CHECKS]
-    solutions = state[S_SOLUTIONS]
-    max_depth = state[S_MAX_DEPTH]
-    depth = state[S_DEPTH]
-    sq = np.uint64(state[S_SQ])
-    have_tour = state[S_HAVE_TOUR]
+    dead_ends, checks, solutions, max_depth, depth, sq, have_tour = load_state(state)
     limit, todo, bt_left = budget_left(params, state)  # placements, backtracks before the stop
     entry_todo, entry_bt_left = todo, bt_left
     code = _EXHAUSTED
     while True:
         # -- place sq --
         if todo == 0:
-            code = _NODE_LIMIT if limit >= cap else _PAUSED
+            code = stop_code(limit, cap)
             break
         todo -= 1
         visited[sq] = 1
@@ -212,13 +199,7 @@ def runwide_warnsdorff(nbr, count, params, state, cell, path, frames, found, tou
     start = params[P_START]
     cap = params[P_CAP]
     base = params[P_BASE]
-    dead_ends = state[S_DEAD_ENDS]
-    checks = state[S_CHECKS]
-    solutions = state[S_SOLUTIONS]
-    max_depth = state[S_MAX_DEPTH]
-    depth = state[S_DEPTH]
-    sq = np.uint64(state[S_SQ])
-    have_tour = state[S_HAVE_TOUR]
+    dead_ends, checks, solutions, max_depth, depth, sq, have_tour = load_state(state)
     limit, todo, bt_left = budget_left(params, state)  # placements, backtracks before the stop
     entry_todo, entry_bt_left = todo, bt_left
     keyd = np.empty(8, np.uint8)
@@ -226,7 +207,7 @@ def runwide_warnsdorff(nbr, count, params, state, cell, path, frames, found, tou
     while True:
         # -- place sq --
         if todo == 0:
-            code = _NODE_LIMIT if limit >= cap else _PAUSED
+            code = stop_code(limit, cap)
             break
         todo -= 1
         cell[sq] |= _VISITED
