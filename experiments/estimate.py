@@ -58,11 +58,13 @@ from btlab.experiments.core import (
     SearchResult,
     Status,
 )
+from btlab.experiments.estimators import DEFAULT, KNUTH, Estimator
 from btlab.experiments.knights.ordering import KnightBoard, SplitMix64
 from btlab.experiments.loading import interrupts_held
 from btlab.experiments.queens.symmetry import is_canonical
 
-__all__ = ["ENGINES", "Estimate", "Moments", "as_result", "knuth_knights", "knuth_queens"]
+__all__ = ["ENGINES", "Estimate", "Moments", "as_result", "estimate_knights", "estimate_queens",
+           "knuth_knights", "knuth_queens", "warm_kind"]
 
 #: The engines of the estimator.
 ENGINES = ("python", "compiled")
@@ -407,3 +409,33 @@ def _queens_probes(n: int, unique: bool, probes: int, seed: int, budget: Budget)
         sols.add(product if solution else 0.0)
     return make_estimate(status, tree.count, nodes, checks, max_depth,
                          (tree.mean, tree.m2, tree.shift, sols.mean, sols.m2, sols.shift))
+
+
+def estimate_knights(rows: int, cols: int, start: tuple[int, int], *, closed: bool,
+                     probes: int, seed: int, estimator: Estimator = DEFAULT,
+                     max_nodes: int | None = None, max_seconds: float | None = None,
+                     engine: str = "python") -> Estimate:
+    """The estimate of a knight's-tour trial by ``estimator``
+    (:mod:`btlab.experiments.estimators`); ``knuth`` is :func:`knuth_knights`."""
+    if estimator.method == KNUTH:
+        return knuth_knights(rows, cols, start, closed=closed, probes=probes, seed=seed,
+                             max_nodes=max_nodes, max_seconds=max_seconds, engine=engine)
+    raise NotImplementedError(estimator.label())
+
+
+def estimate_queens(n: int, *, unique: bool, probes: int, seed: int,
+                    estimator: Estimator = DEFAULT, max_nodes: int | None = None,
+                    max_seconds: float | None = None, engine: str = "python") -> Estimate:
+    """The estimate of an N-Queens trial by ``estimator``; ``knuth`` is :func:`knuth_queens`."""
+    if estimator.method == KNUTH:
+        return knuth_queens(n, unique=unique, probes=probes, seed=seed, max_nodes=max_nodes,
+                            max_seconds=max_seconds, engine=engine)
+    raise NotImplementedError(estimator.label())
+
+
+def warm_kind(problem: str, estimator: Estimator) -> str:
+    """The warm-up key (:func:`btlab.experiments.compiled.warm_up`) of the compiled kernel
+    that runs ``estimator`` on ``problem`` (``knights`` or ``queens``)."""
+    if estimator.method == KNUTH:
+        return f"estimate:{problem}"
+    return f"estimate:{problem}:weighted"
