@@ -418,7 +418,7 @@ def estimate_knights(rows: int, cols: int, start: tuple[int, int], *, closed: bo
                      engine: str = "python") -> Estimate:
     """Estimate the count-mode ``nodes`` and ``solutions`` of a knight's-tour trial.
 
-    ``knuth`` is :func:`knuth_knights`. ``importance`` and ``gwtw``
+    ``knuth`` is :func:`knuth_knights`. ``importance`` and ``perm``
     (:mod:`btlab.experiments.estimators`) draw a child with probability proportional
     to ``exp(-beta * d)``, where d is the child's unvisited onward degree (Warnsdorff's
     count; ``beta = 0`` draws uniformly), and weight each walker by the inverse of the
@@ -427,7 +427,7 @@ def estimate_knights(rows: int, cols: int, start: tuple[int, int], *, closed: bo
     Args:
         rows, cols, start, closed, seed, max_nodes, max_seconds, engine: as
             :func:`knuth_knights`.
-        probes: probes to run, >= 1: with ``gwtw``, a probe is one population of
+        probes: probes to run, >= 1: with ``perm``, a probe is one population of
             ``population`` walkers, and its estimate one value of the mean.
         estimator: the method and its parameters.
 
@@ -466,7 +466,7 @@ def estimate_queens(n: int, *, unique: bool, probes: int, seed: int,
                     max_seconds: float | None = None, engine: str = "python") -> Estimate:
     """Estimate the count-mode ``nodes`` and ``solutions`` of an N-Queens trial.
 
-    ``knuth`` is :func:`knuth_queens`. ``importance`` and ``gwtw`` draw the queen of
+    ``knuth`` is :func:`knuth_queens`. ``importance`` and ``perm`` draw the queen of
     a row with probability proportional to ``exp(beta * f)``, where f is the number of
     safe squares the placement leaves in the next row (0 in the last row).
 
@@ -519,8 +519,8 @@ def queens_weights(beta: float, n: int) -> list[float]:
 
 
 def population_of(estimator: Estimator) -> int:
-    """The walkers of one probe: ``population`` for ``gwtw``, 1 for ``importance``."""
-    return int(estimator["population"]) if estimator.method == "gwtw" else 1
+    """The walkers of one probe: ``population`` for ``perm``, 1 for ``importance``."""
+    return int(estimator["population"]) if estimator.method == "perm" else 1
 
 
 #: 2^-53: a SplitMix64 output's top 53 bits times this is uniform on [0, 1).
@@ -541,33 +541,21 @@ def choose(rng: SplitMix64, ws: list[float], total: float) -> int:
     return j
 
 
-def resample(rng: SplitMix64, g: list[float], total: float) -> list[int]:
-    """Systematic resampling (Kitagawa 1996): ``len(g)`` indices, index i taken about
-    ``len(g) * g[i] / total`` times, from one uniform draw (as :func:`choose` makes it).
-
-    Index i is taken for each of the points ``(u + k) * total / len(g)``, k = 0, 1, ...,
-    that fall in ``[g[0] + ... + g[i-1], g[0] + ... + g[i])``; rounding that leaves
-    slots unfilled fills them with the last index taken. Unbiased: the expected count
-    of index i is ``len(g) * g[i] / total``. The compiled kernels do the same float
-    operations in the same order."""
-    size = len(g)
-    step = total / size
-    pos = (rng.next() >> 11) * UNIT * step
-    acc = 0.0
-    out: list[int] = []
-    for i in range(size):
-        acc += g[i]
-        while len(out) < size and pos < acc:
-            out.append(i)
-            pos += step
-    while len(out) < size:
-        out.append(out[-1])
-    return out
+def heaviest(weights: list[float], alive: list[bool]) -> int:
+    """The index of the largest weight among the live walkers (the lowest index of equal
+    ones): the walker :func:`enrich` splits."""
+    best = -1
+    top = -1.0
+    for k, w in enumerate(weights):
+        if alive[k] and w > top:
+            top = w
+            best = k
+    return best
 
 
 def _knights_weighted(board: KnightBoard, start: int, closed: bool, probes: int, seed: int,
                       budget: Budget, weights: list[float], population: int) -> Estimate:
-    """The python engine of ``importance`` (population 1) and ``gwtw`` on the knight's tour."""
+    """The python engine of ``importance`` (population 1) and ``perm`` on the knight's tour."""
     nbrs = board.neighbours
     size = board.size
     rng = SplitMix64(seed)
@@ -580,7 +568,9 @@ def _knights_weighted(board: KnightBoard, start: int, closed: bool, probes: int,
     base = [len(nbrs[sq]) for sq in range(size)]
     for sq in nbrs[start]:
         base[sq] -= 1
+    share = 1.0 / population
     for _ in range(probes):
+        # a walker: its visited squares, unvisited onward degrees, square; and its weight
         walkers: list[tuple[bytearray, list[int], int]] = []
         for _w in range(population):   # -- place the start square, once per walker --
             if nodes >= cap:
@@ -595,17 +585,19 @@ def _knights_weighted(board: KnightBoard, start: int, closed: bool, probes: int,
             walkers.append((visited, base.copy(), start))
         if status is not Status.EXHAUSTED:
             break
+        weight = [share] * population
+        alive = [True] * population
         max_depth = max(max_depth, 1)
-        z = 1.0        # the estimate of the nodes at the walkers' depth
         total = 1.0    # the probe's estimate of the tree so far
         solutions = 1.0 if size == 1 and not closed else 0.0
         for depth in range(2, size + 1):
-            g = [0.0] * population
+            level = 0.0    # the estimate of the nodes at this depth
             for i, (visited, deg, cur) in enumerate(walkers):
                 around = nbrs[cur]
                 checks += len(around)
                 cands = [c for c in around if not visited[c]]
                 if not cands:
+                    alive[i] = False
                     continue
                 ws = [weights[deg[c]] for c in cands]
                 s = 0.0
@@ -620,34 +612,33 @@ def _knights_weighted(board: KnightBoard, start: int, closed: bool, probes: int,
                     status = Status.TIME_LIMIT
                     break
                 nodes += 1
-                g[i] = s / ws[j]
+                weight[i] *= s / ws[j]
+                level += weight[i]
                 visited[sq] = 1
                 for c in nbrs[sq]:
                     deg[c] -= 1
                 walkers[i] = (visited, deg, sq)
             if status is not Status.EXHAUSTED:
                 break
-            live = 0.0
-            for x in g:
-                live += x
-            if live == 0.0:
+            if level == 0.0:
                 break
             max_depth = max(max_depth, depth)
-            before = z
-            z *= live / population
-            total += z
+            total += level
             if depth == size:
                 if not closed:
-                    solutions = z
+                    solutions = level
                 else:
-                    closing = 0.0
                     for i, (_v, _d, cur) in enumerate(walkers):
-                        closing += g[i] if cur in origin else 0.0
-                    solutions = before * (closing / population)
+                        solutions += weight[i] if alive[i] and cur in origin else 0.0
                 break
-            if population > 1:
-                walkers = [(walkers[k][0].copy(), walkers[k][1].copy(), walkers[k][2])
-                           for k in resample(rng, g, live)]
+            for i in range(population):   # -- the heaviest walkers split into the dead --
+                if not alive[i]:
+                    k = heaviest(weight, alive)
+                    weight[k] *= 0.5
+                    weight[i] = weight[k]
+                    alive[i] = True
+                    visited, deg, cur = walkers[k]
+                    walkers[i] = (visited.copy(), deg.copy(), cur)
         if status is not Status.EXHAUSTED:
             break
         tree.add(total)
@@ -658,7 +649,7 @@ def _knights_weighted(board: KnightBoard, start: int, closed: bool, probes: int,
 
 def _queens_weighted(n: int, unique: bool, probes: int, seed: int, budget: Budget,
                      weights: list[float], population: int) -> Estimate:
-    """The python engine of ``importance`` (population 1) and ``gwtw`` on N-Queens."""
+    """The python engine of ``importance`` (population 1) and ``perm`` on N-Queens."""
     full = (1 << n) - 1
     rng = SplitMix64(seed)
     cap = budget.node_cap
@@ -666,18 +657,21 @@ def _queens_weighted(n: int, unique: bool, probes: int, seed: int, budget: Budge
     tree, sols = Moments(), Moments()
     nodes = checks = max_depth = 0
     status = Status.EXHAUSTED
+    share = 1.0 / population
     for _ in range(probes):
         # a walker: attacked columns, left and right diagonals of its next row, queens
         walkers: list[tuple[int, int, int, list[int]]] = [(0, 0, 0, [])] * population
-        z = 1.0
+        weight = [share] * population
+        alive = [True] * population
         total = 0.0
         solutions = 0.0
         for row in range(n):
-            g = [0.0] * population
+            level = 0.0
             for i, (cols, left, right, placement) in enumerate(walkers):
                 checks += n
                 free = full & ~(cols | left | right)
                 if not free:
+                    alive[i] = False
                     continue
                 bits = []
                 f = free
@@ -701,37 +695,38 @@ def _queens_weighted(n: int, unique: bool, probes: int, seed: int, budget: Budge
                     status = Status.TIME_LIMIT
                     break
                 nodes += 1
-                g[i] = s / ws[j]
+                weight[i] *= s / ws[j]
+                level += weight[i]
                 walkers[i] = (cols | bit, ((left | bit) << 1) & full, (right | bit) >> 1,
                               [*placement, bit.bit_length() - 1])
             if status is not Status.EXHAUSTED:
                 break
-            live = 0.0
-            for x in g:
-                live += x
-            if live == 0.0:
+            if level == 0.0:
                 break
             max_depth = max(max_depth, row + 1)
-            before = z
-            z *= live / population
-            total += z
+            total += level
             if row + 1 == n:
                 if not unique:
-                    solutions = z
+                    solutions = level
                 else:
-                    canonical = 0.0
                     for i, walker in enumerate(walkers):
-                        canonical += g[i] if g[i] and is_canonical(walker[3]) else 0.0
-                    solutions = before * (canonical / population)
+                        ok = alive[i] and is_canonical(walker[3])
+                        solutions += weight[i] if ok else 0.0
                 break
-            if population > 1:
-                walkers = [walkers[k] for k in resample(rng, g, live)]
+            for i in range(population):
+                if not alive[i]:
+                    k = heaviest(weight, alive)
+                    weight[k] *= 0.5
+                    weight[i] = weight[k]
+                    alive[i] = True
+                    walkers[i] = walkers[k]
         if status is not Status.EXHAUSTED:
             break
         tree.add(total)
         sols.add(solutions)
     return make_estimate(status, tree.count, nodes, checks, max_depth,
                          (tree.mean, tree.m2, tree.shift, sols.mean, sols.m2, sols.shift))
+
 
 def warm_kind(problem: str, estimator: Estimator) -> str:
     """The warm-up key (:func:`btlab.experiments.compiled.warm_up`) of the compiled kernel

@@ -9,12 +9,14 @@ the ``count``-mode tree and its number of solutions
   from a proposal, each probe weighted by the inverse of its probabilities
   (Knuth 1975, section 5; the sequential importance sampling of Rosenbluth &
   Rosenbluth 1955). Parameter ``beta`` >= 0, the proposal's strength.
-* ``gwtw``: go-with-the-winners (Aldous & Vazirani 1994): a population of
-  ``population`` walkers steps down the tree together; after each step the
-  walkers are resampled in proportion to their weights, so the dead are
-  replaced by copies of the living and the work of a shared path prefix is
-  shared. Parameters ``population`` >= 2 and ``beta`` (its proposal, as
-  ``importance``'s; 0 is uniform).
+* ``perm``: a population of ``population`` walkers steps down the tree
+  together, each drawing as ``importance`` does and keeping its own weight;
+  after each step, each walker that died is replaced by a copy of the
+  heaviest living walker, whose weight the two then share (the enrichment of
+  the pruned-enriched Rosenbluth method, P. Grassberger, Phys. Rev. E 56, 1997;
+  a "go with the winners" strategy, D. Aldous and U. Vazirani, FOCS 1994), so
+  the work of a shared path prefix is shared. Parameters ``population`` >= 2
+  and ``beta`` (its proposal, as ``importance``'s).
 
 :data:`METHODS` is the registry: one :class:`Method` entry per estimator,
 with its parameters (:class:`Param`). A problem says which methods its
@@ -92,7 +94,7 @@ class Method:
     """One estimator method of the registry :data:`METHODS`.
 
     Attributes:
-        name: the ``method`` value (``knuth``, ``importance``, ``gwtw``).
+        name: the ``method`` value (``knuth``, ``importance``, ``perm``).
         params: its parameters, in the order of its label.
         summary: one line on what it does, with its source.
     """
@@ -112,10 +114,10 @@ METHODS: dict[str, Method] = {
                          "probes drawn from a heuristic proposal, weighted by its inverse "
                          "probabilities (Knuth 1975, section 5; M. N. Rosenbluth and "
                          "A. W. Rosenbluth, J. Chem. Phys. 23, 1955)"),
-    "gwtw": Method("gwtw", (Param("population", int, 100, 2, 1 << 20,
+    "perm": Method("perm", (Param("population", int, 100, 2, 4096,
                                   "walkers stepping down the tree together"), _BETA),
-                   "go-with-the-winners: a resampled population of walkers (D. Aldous "
-                   "and U. Vazirani, FOCS 1994)"),
+                   "a population of weighted walkers, the dead replaced by halves of the "
+                   "heaviest (P. Grassberger, Phys. Rev. E 56, 1997)"),
 }
 
 
@@ -141,7 +143,7 @@ class Estimator:
     def label(self) -> str:
         """The canonical text: the ``estimator`` column and, for a method other than
         ``knuth``, part of the trial id. ``knuth``, ``importance beta=0.5``,
-        ``gwtw population=100 beta=0.5``: every parameter, defaults included, each
+        ``perm population=100 beta=0.5``: every parameter, defaults included, each
         number with every digit it has (:func:`number_text`), so two estimators never
         share a label and :meth:`from_label` gives this one back."""
         params = METHODS[self.method].params
@@ -192,7 +194,7 @@ class Estimator:
         if method not in METHODS:
             raise EstimatorError("method", f"one of {names}",
                                  "no method" if "method" not in value else _found(method),
-                                 "write method: importance (or knuth, gwtw)")
+                                 "write method: importance (or knuth, perm)")
         params = METHODS[method].params
         known = {p.name for p in params}
         for key in value:

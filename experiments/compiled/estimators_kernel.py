@@ -1,20 +1,20 @@
-"""Compiled weighted probes: ``importance`` and ``gwtw`` of :mod:`btlab.experiments.estimate`.
+"""Compiled weighted probes: ``importance`` and ``perm`` of :mod:`btlab.experiments.estimate`.
 
 One kernel per problem runs both methods: a probe is a population of walkers
-(1 for ``importance``, ``population`` for ``gwtw``) that step down the tree
+(1 for ``importance``, ``population`` for ``perm``) that step down the tree
 together; each walker draws its child from the proposal weights the Python
 side tabulated once (:func:`btlab.experiments.estimate.knights_weights`,
-:func:`~btlab.experiments.estimate.queens_weights`), and with more than one
-walker the population is resampled systematically after each step. The
+:func:`~btlab.experiments.estimate.queens_weights`) and keeps its own weight,
+and after each step each dead walker takes a copy and half the weight of the
+heaviest living one (:func:`btlab.experiments.estimate.heaviest`). The
 kernels draw the same SplitMix64 numbers, do the same float operations in the
 same order and count the same counters as the python engine
 (:func:`btlab.experiments.estimate._knights_weighted`,
 :func:`~btlab.experiments.estimate._queens_weighted`), so both engines return
 equal :class:`~btlab.experiments.estimate.Estimate` values for a seed under a
 node budget or none. Sources: D. E. Knuth, Math. Comp. 29 (1975) 121-136
-(importance sampling, section 5); D. Aldous and U. Vazirani, "Go with the
-winners" algorithms, FOCS 1994; G. Kitagawa, J. Comput. Graph. Stat. 5 (1996)
-(systematic resampling).
+(importance sampling, section 5); P. Grassberger, "Pruned-enriched Rosenbluth
+method", Phys. Rev. E 56 (1997) 3682 (enrichment).
 
 Time budget and signals: the kernels pause between two probes once
 :data:`._driver.PAUSE_EVERY` placements (untimed: :data:`._driver.CHUNK_EVERY`)
@@ -89,27 +89,20 @@ def _choose(rng, ws, d, total):
 
 
 @njit(cache=True, nogil=True)
-def _resample(rng, g, live, pick):
-    """:func:`btlab.experiments.estimate.resample`: fill ``pick`` with the indices taken."""
-    size = g.shape[0]
-    step = live / size
-    pos = _uniform(rng) * step
-    acc = 0.0
-    k = 0
-    for i in range(size):
-        acc += g[i]
-        while k < size and pos < acc:
-            pick[k] = i
-            k += 1
-            pos += step
-    while k < size:
-        pick[k] = pick[k - 1]
-        k += 1
+def _heaviest(weight, alive):
+    """:func:`btlab.experiments.estimate.heaviest`."""
+    best = -1
+    top = -1.0
+    for k in range(weight.shape[0]):
+        if alive[k] and weight[k] > top:
+            top = weight[k]
+            best = k
+    return best
 
 
 @njit(cache=True, nogil=True)
-def knights_weighted(nbr, count, params, state, moments, rng, weights, vis, deg, cur, g,
-                     pick):
+def knights_weighted(nbr, count, params, state, moments, rng, weights, vis, deg, cur, weight,
+                     alive):
     """Run (or resume) weighted knight's-tour probes; return a status code.
 
     Args:
@@ -118,17 +111,17 @@ def knights_weighted(nbr, count, params, state, moments, rng, weights, vis, deg,
         params, state, moments, rng: as
             :func:`btlab.experiments.compiled.estimate_kernel.knights_probes`.
         weights: float64 (9,): the proposal weight of onward degree 0 .. 8.
-        vis: uint8 (2, population, size), deg: int8 (2, population, size): each
-            walker's visited squares and unvisited onward degrees (two layers: the
-            resampled population is written into the other).
-        cur: int64 (2, population): each walker's square; g: float64 (population,):
-            each walker's weight factor of the step; pick: int64 (population,).
+        vis: uint8 (population, size), deg: int8 (population, size): each walker's
+            visited squares and unvisited onward degrees; cur: int64 (population,):
+            its square; weight: float64 (population,): its weight; alive: bool_
+            (population,).
 
     Returns:
         0 paused between two probes, 2 all probes done, 3 node limit.
     """
     size = nbr.shape[0]
-    pop = g.shape[0]
+    pop = weight.shape[0]
+    share = 1.0 / pop
     start = params[_P_START]
     closed = params[_P_CLOSED] != 0
     todo = params[_P_PROBES]
@@ -147,43 +140,43 @@ def knights_weighted(nbr, count, params, state, moments, rng, weights, vis, deg,
             code = _PAUSED
             break
         stopped = False
-        layer = 0
         for w in range(pop):   # -- place the start square, once per walker --
             if nodes >= cap:
                 stopped = True
                 break
             nodes += 1
             for sq in range(size):
-                vis[0, w, sq] = 0
-                deg[0, w, sq] = count[sq]
-            vis[0, w, start] = 1
+                vis[w, sq] = 0
+                deg[w, sq] = count[sq]
+            vis[w, start] = 1
             for k in range(count[start]):
-                deg[0, w, nbr[start, k]] -= 1
-            cur[0, w] = start
+                deg[w, nbr[start, k]] -= 1
+            cur[w] = start
+            weight[w] = share
+            alive[w] = True
         if stopped:
             code = _NODE_LIMIT
             break
         if max_depth < 1:
             max_depth = 1
-        z = 1.0
         total = 1.0
         solutions = 1.0 if size == 1 and not closed else 0.0
         for depth in range(2, size + 1):
+            level = 0.0
             for w in range(pop):
-                g[w] = 0.0
-                sq = cur[layer, w]
+                sq = cur[w]
                 around = count[sq]
                 checks += around
                 d = 0
                 s = 0.0
                 for k in range(around):
                     c = nbr[sq, k]
-                    if vis[layer, w, c] == 0:
+                    if vis[w, c] == 0:
                         cands[d] = c
-                        x = weights[deg[layer, w, c]]
-                        ws[d] = x
+                        ws[d] = weights[deg[w, c]]
                         d += 1
                 if d == 0:
+                    alive[w] = False
                     continue
                 for k in range(d):
                     s += ws[k]
@@ -193,46 +186,40 @@ def knights_weighted(nbr, count, params, state, moments, rng, weights, vis, deg,
                     stopped = True
                     break
                 nodes += 1
-                g[w] = s / ws[j]
-                vis[layer, w, nxt] = 1
+                weight[w] *= s / ws[j]
+                level += weight[w]
+                vis[w, nxt] = 1
                 for k in range(count[nxt]):
-                    deg[layer, w, nbr[nxt, k]] -= 1
-                cur[layer, w] = nxt
+                    deg[w, nbr[nxt, k]] -= 1
+                cur[w] = nxt
             if stopped:
                 break
-            live = 0.0
-            for w in range(pop):
-                live += g[w]
-            if live == 0.0:
+            if level == 0.0:
                 break
             if depth > max_depth:
                 max_depth = depth
-            before = z
-            z *= live / pop
-            total += z
+            total += level
             if depth == size:
                 if not closed:
-                    solutions = z
+                    solutions = level
                 else:
-                    closing = 0.0
                     for w in range(pop):
                         ends = False
-                        last = cur[layer, w]
+                        last = cur[w]
                         for k in range(count[last]):
                             if nbr[last, k] == start:
                                 ends = True
-                        closing += g[w] if ends else 0.0
-                    solutions = before * (closing / pop)
+                        solutions += weight[w] if alive[w] and ends else 0.0
                 break
-            if pop > 1:
-                _resample(rng, g, live, pick)
-                other = 1 - layer
-                for w in range(pop):
-                    src = pick[w]
-                    vis[other, w, :] = vis[layer, src, :]
-                    deg[other, w, :] = deg[layer, src, :]
-                    cur[other, w] = cur[layer, src]
-                layer = other
+            for w in range(pop):   # -- the heaviest walkers split into the dead --
+                if not alive[w]:
+                    k = _heaviest(weight, alive)
+                    weight[k] *= 0.5
+                    weight[w] = weight[k]
+                    alive[w] = True
+                    vis[w, :] = vis[k, :]
+                    deg[w, :] = deg[k, :]
+                    cur[w] = cur[k]
         if stopped:
             code = _NODE_LIMIT
             break
@@ -244,7 +231,7 @@ def knights_weighted(nbr, count, params, state, moments, rng, weights, vis, deg,
 
 
 @njit(cache=True, nogil=True)
-def queens_weighted(params, state, moments, rng, weights, att, place, g, pick, scratch):
+def queens_weighted(params, state, moments, rng, weights, att, place, weight, alive, scratch):
     """Run (or resume) weighted N-Queens probes; return a status code.
 
     Args:
@@ -252,17 +239,17 @@ def queens_weighted(params, state, moments, rng, weights, att, place, g, pick, s
             :func:`btlab.experiments.compiled.estimate_kernel.queens_probes`.
         weights: float64 (n + 1,): the proposal weight of f = 0 .. n safe squares
             left in the next row.
-        att: uint64 (2, population, 3): each walker's attacked columns, left and
-            right diagonals of its next row (two layers, as :func:`knights_weighted`);
-            place: int64 (2, population, n): its queens' columns.
-        g, pick: as :func:`knights_weighted`; scratch: int64 (2, n), the symmetry
-            test's work space.
+        att: uint64 (population, 3): each walker's attacked columns, left and right
+            diagonals of its next row; place: int64 (population, n): its queens'
+            columns; weight, alive: as :func:`knights_weighted`; scratch: int64
+            (2, n), the symmetry test's work space.
 
     Returns:
         0 paused between two probes, 2 all probes done, 3 node limit.
     """
     n = params[_P_N]
-    pop = g.shape[0]
+    pop = weight.shape[0]
+    share = 1.0 / pop
     unique = params[_P_UNIQUE] != 0
     todo = params[_P_PROBES]
     cap = params[_P_CAP]
@@ -280,24 +267,25 @@ def queens_weighted(params, state, moments, rng, weights, att, place, g, pick, s
         if pause >= 0 and nodes - entry_nodes >= pause:
             code = _PAUSED
             break
-        layer = 0
         for w in range(pop):
-            att[0, w, 0] = _ZERO
-            att[0, w, 1] = _ZERO
-            att[0, w, 2] = _ZERO
-        z = 1.0
+            att[w, 0] = _ZERO
+            att[w, 1] = _ZERO
+            att[w, 2] = _ZERO
+            weight[w] = share
+            alive[w] = True
         total = 0.0
         solutions = 0.0
         stopped = False
         for row in range(n):
+            level = 0.0
             for w in range(pop):
-                g[w] = 0.0
                 checks += n
-                cols = att[layer, w, 0]
-                left = att[layer, w, 1]
-                right = att[layer, w, 2]
+                cols = att[w, 0]
+                left = att[w, 1]
+                right = att[w, 2]
                 free = full & ~(cols | left | right)
                 if free == _ZERO:
+                    alive[w] = False
                     continue
                 d = 0
                 f = free
@@ -324,47 +312,40 @@ def queens_weighted(params, state, moments, rng, weights, att, place, g, pick, s
                     stopped = True
                     break
                 nodes += 1
-                g[w] = s / ws[j]
-                att[layer, w, 0] = cols | bit
-                att[layer, w, 1] = ((left | bit) << _ONE) & full
-                att[layer, w, 2] = (right | bit) >> _ONE
+                weight[w] *= s / ws[j]
+                level += weight[w]
+                att[w, 0] = cols | bit
+                att[w, 1] = ((left | bit) << _ONE) & full
+                att[w, 2] = (right | bit) >> _ONE
                 col = 0
                 b = bit
                 while b != _ONE:
                     b >>= _ONE
                     col += 1
-                place[layer, w, row] = col
+                place[w, row] = col
             if stopped:
                 break
-            live = 0.0
-            for w in range(pop):
-                live += g[w]
-            if live == 0.0:
+            if level == 0.0:
                 break
             if row + 1 > max_depth:
                 max_depth = row + 1
-            before = z
-            z *= live / pop
-            total += z
+            total += level
             if row + 1 == n:
                 if not unique:
-                    solutions = z
+                    solutions = level
                 else:
-                    canonical = 0.0
                     for w in range(pop):
-                        ok = g[w] != 0.0 and _is_canonical(place[layer, w], n, scratch[0],
-                                                           scratch[1])
-                        canonical += g[w] if ok else 0.0
-                    solutions = before * (canonical / pop)
+                        ok = alive[w] and _is_canonical(place[w], n, scratch[0], scratch[1])
+                        solutions += weight[w] if ok else 0.0
                 break
-            if pop > 1:
-                _resample(rng, g, live, pick)
-                other = 1 - layer
-                for w in range(pop):
-                    src = pick[w]
-                    att[other, w, :] = att[layer, src, :]
-                    place[other, w, :] = place[layer, src, :]
-                layer = other
+            for w in range(pop):
+                if not alive[w]:
+                    k = _heaviest(weight, alive)
+                    weight[k] *= 0.5
+                    weight[w] = weight[k]
+                    alive[w] = True
+                    att[w, :] = att[k, :]
+                    place[w, :] = place[k, :]
         if stopped:
             code = _NODE_LIMIT
             break
@@ -394,9 +375,9 @@ def run_knights_weighted(rows: int, cols: int, start_sq: int, closed: bool, prob
     size = rows * cols
     rng = np.array([seed & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64)
     args = (nbr, count, _params(budget, probes, start_sq, closed), state, moments, rng,
-            np.array(weights, np.float64), np.zeros((2, population, size), np.uint8),
-            np.zeros((2, population, size), np.int8), np.zeros((2, population), np.int64),
-            np.zeros(population, np.float64), np.zeros(population, np.int64))
+            np.array(weights, np.float64), np.zeros((population, size), np.uint8),
+            np.zeros((population, size), np.int8), np.zeros(population, np.int64),
+            np.zeros(population, np.float64), np.zeros(population, np.bool_))
     return _result(drive(knights_weighted, args, budget), state, moments)
 
 
@@ -413,9 +394,9 @@ def run_queens_weighted(n: int, unique: bool, probes: int, seed: int, budget: Bu
     moments = np.zeros(N_MOMENTS, np.float64)
     rng = np.array([seed & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64)
     args = (_params(budget, probes, unique=unique, n=n), state, moments, rng,
-            np.array(weights, np.float64), np.zeros((2, population, 3), np.uint64),
-            np.zeros((2, population, n), np.int64), np.zeros(population, np.float64),
-            np.zeros(population, np.int64), np.zeros((2, n), np.int64))
+            np.array(weights, np.float64), np.zeros((population, 3), np.uint64),
+            np.zeros((population, n), np.int64), np.zeros(population, np.float64),
+            np.zeros(population, np.bool_), np.zeros((2, n), np.int64))
     return _result(drive(queens_weighted, args, budget), state, moments)
 
 
