@@ -543,7 +543,7 @@ def choose(rng: SplitMix64, ws: list[float], total: float) -> int:
 
 def heaviest(weights: list[float], alive: list[bool]) -> int:
     """The index of the largest weight among the live walkers (the lowest index of equal
-    ones): the walker :func:`enrich` splits."""
+    ones): the walker that splits into a dead one's place (``perm``)."""
     best = -1
     top = -1.0
     for k, w in enumerate(weights):
@@ -568,7 +568,7 @@ def _knights_weighted(board: KnightBoard, start: int, closed: bool, probes: int,
     base = [len(nbrs[sq]) for sq in range(size)]
     for sq in nbrs[start]:
         base[sq] -= 1
-    share = 1.0 / population
+    share = 1.0   # weights in units of 1 / population: exact for a forced walk
     for _ in range(probes):
         # a walker: its visited squares, unvisited onward degrees, square; and its weight
         walkers: list[tuple[bytearray, list[int], int]] = []
@@ -623,13 +623,14 @@ def _knights_weighted(board: KnightBoard, start: int, closed: bool, probes: int,
             if level == 0.0:
                 break
             max_depth = max(max_depth, depth)
-            total += level
+            total += level / population
             if depth == size:
                 if not closed:
-                    solutions = level
+                    solutions = level / population
                 else:
                     for i, (_v, _d, cur) in enumerate(walkers):
                         solutions += weight[i] if alive[i] and cur in origin else 0.0
+                    solutions /= population
                 break
             for i in range(population):   # -- the heaviest walkers split into the dead --
                 if not alive[i]:
@@ -657,7 +658,7 @@ def _queens_weighted(n: int, unique: bool, probes: int, seed: int, budget: Budge
     tree, sols = Moments(), Moments()
     nodes = checks = max_depth = 0
     status = Status.EXHAUSTED
-    share = 1.0 / population
+    share = 1.0   # weights in units of 1 / population: exact for a forced walk
     for _ in range(probes):
         # a walker: attacked columns, left and right diagonals of its next row, queens
         walkers: list[tuple[int, int, int, list[int]]] = [(0, 0, 0, [])] * population
@@ -704,14 +705,15 @@ def _queens_weighted(n: int, unique: bool, probes: int, seed: int, budget: Budge
             if level == 0.0:
                 break
             max_depth = max(max_depth, row + 1)
-            total += level
+            total += level / population
             if row + 1 == n:
                 if not unique:
-                    solutions = level
+                    solutions = level / population
                 else:
                     for i, walker in enumerate(walkers):
                         ok = alive[i] and is_canonical(walker[3])
                         solutions += weight[i] if ok else 0.0
+                    solutions /= population
                 break
             for i in range(population):
                 if not alive[i]:

@@ -121,7 +121,7 @@ def knights_weighted(nbr, count, params, state, moments, rng, weights, vis, deg,
     """
     size = nbr.shape[0]
     pop = weight.shape[0]
-    share = 1.0 / pop
+    share = 1.0   # weights in units of 1 / population: exact for a forced walk
     start = params[_P_START]
     closed = params[_P_CLOSED] != 0
     todo = params[_P_PROBES]
@@ -198,10 +198,10 @@ def knights_weighted(nbr, count, params, state, moments, rng, weights, vis, deg,
                 break
             if depth > max_depth:
                 max_depth = depth
-            total += level
+            total += level / pop
             if depth == size:
                 if not closed:
-                    solutions = level
+                    solutions = level / pop
                 else:
                     for w in range(pop):
                         ends = False
@@ -210,6 +210,7 @@ def knights_weighted(nbr, count, params, state, moments, rng, weights, vis, deg,
                             if nbr[last, k] == start:
                                 ends = True
                         solutions += weight[w] if alive[w] and ends else 0.0
+                    solutions /= pop
                 break
             for w in range(pop):   # -- the heaviest walkers split into the dead --
                 if not alive[w]:
@@ -249,7 +250,7 @@ def queens_weighted(params, state, moments, rng, weights, att, place, weight, al
     """
     n = params[_P_N]
     pop = weight.shape[0]
-    share = 1.0 / pop
+    share = 1.0   # weights in units of 1 / population: exact for a forced walk
     unique = params[_P_UNIQUE] != 0
     todo = params[_P_PROBES]
     cap = params[_P_CAP]
@@ -329,14 +330,15 @@ def queens_weighted(params, state, moments, rng, weights, att, place, weight, al
                 break
             if row + 1 > max_depth:
                 max_depth = row + 1
-            total += level
+            total += level / pop
             if row + 1 == n:
                 if not unique:
-                    solutions = level
+                    solutions = level / pop
                 else:
                     for w in range(pop):
                         ok = alive[w] and _is_canonical(place[w], n, scratch[0], scratch[1])
                         solutions += weight[w] if ok else 0.0
+                    solutions /= pop
                 break
             for w in range(pop):
                 if not alive[w]:
