@@ -70,6 +70,10 @@ class SweepModel(BaseModel):
     restarts: Optional[RestartsModel] = None
     #: random probes of every ``mode: estimate`` trial, or none.
     probes: Optional[Annotated[StrictInt, Field(ge=1, le=MAX_PROBES)]] = None
+    #: the estimator of every ``mode: estimate`` trial (``knuth``, or a mapping such as
+    #: ``{method: importance, beta: 0.5}``; :mod:`btlab.experiments.estimators`), or none
+    #: (``knuth``); checked by :func:`btlab.config.trial_keys.check_trial_keys`.
+    estimator: Any = None
     repeats: Annotated[StrictInt, Field(ge=1, le=INT32_MAX)] = 1
     seed: Int64 = 0
     #: ``{depth: D}`` or ``auto``: split every trial into ordered subtree tasks
