@@ -121,9 +121,11 @@ class SweepConfig:
 
     def expanded(self) -> dict[str, Any]:
         """The config as plain data (what goes into the Parquet metadata): every key, the
-        defaults included (``max_failures`` only when set: it is no part of the answer)."""
-        return self.model.model_dump(mode="json", exclude=(
-            {"max_failures"} if self.model.max_failures is None else None))
+        defaults included (``max_failures`` only when set: it is no part of the answer;
+        ``estimator`` only when set, so that a folder written before the key existed holds
+        the config it is run with again)."""
+        unset = {k for k in ("max_failures", "estimator") if getattr(self.model, k) is None}
+        return self.model.model_dump(mode="json", exclude=unset or None)
 
 
 def located_error(source: str, positions: Mapping[KeyPath, Position | str], probe: KeyPath,
