@@ -231,11 +231,13 @@ def _with_dtypes(df: pd.DataFrame, hints: Mapping[str, list[Any]]) -> pd.DataFra
         df[col] = pd.Categorical(s, categories=order)
     if "probes" in df.columns:  # a part written before the estimator column ran knuth
         values = (df["estimator"].astype("object") if "estimator" in df.columns
-                  else pd.Series(None, index=df.index, dtype="object"))
+                  else pd.Series([None] * len(df), index=df.index, dtype="object"))
         old = df["probes"].notna() & values.isna()
         if old.any() or "estimator" not in df.columns:
+            values = values.copy()
+            values.loc[old] = KNUTH
             df = df.drop(columns=["estimator"], errors="ignore")
-            df.insert(df.columns.get_loc("probes") + 1, "estimator", values.where(~old, KNUTH))
+            df.insert(df.columns.get_loc("probes") + 1, "estimator", values)
     if "status" in df.columns:
         censored = censoring.censored_column(df)
         df["status"] = pd.Categorical(df["status"],

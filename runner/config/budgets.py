@@ -227,7 +227,8 @@ def check_estimate(config: SweepConfig, columns: Mapping[str, Any],
 
 
 def check_estimator(config: SweepConfig, columns: Mapping[str, Any],
-                    src: Mapping[str, KeyPath], label: str | None) -> None:
+                    src: Mapping[str, KeyPath], label: str | None,
+                    probes: int | None = None) -> None:
     """Refuse an ``estimator`` where it cannot run (before the problem's own ``check``,
     which sees the estimator's label under ``"estimator"`` in ``mode: estimate``).
 
@@ -236,6 +237,7 @@ def check_estimator(config: SweepConfig, columns: Mapping[str, Any],
         src: parameter (or trial key) -> where its value is written.
         label: the trial's estimator label (:func:`btlab.config.trial_keys.resolve`;
             ``knuth`` in ``mode: estimate`` when the config names none), or None.
+        probes: the trial's probes, or None (for the fix of an estimator in another mode).
 
     Raises:
         ConfigError: an estimator with a mode other than ``estimate``; in ``mode:
@@ -250,7 +252,9 @@ def check_estimator(config: SweepConfig, columns: Mapping[str, Any],
             raise config.error(where, "estimator only with mode: estimate (how the random "
                                "probes of the tree-size estimate are drawn)",
                                f"estimator: {label} with mode: {mode}",
-                               "drop estimator, or set mode: estimate")
+                               "drop estimator, or set mode: estimate" + (
+                                   "" if probes is not None else " and add probes: 1000 at "
+                                   "the top level"))
         return
     problem = config.problem
     if problem.estimate is None or label is None:

@@ -243,7 +243,7 @@ def _check_one(config: SweepConfig, columns: dict, src: dict, ranges: dict,
     columns = {k: v for k, v in columns.items() if k not in TRIAL_KEYS}
     _check_ranges(config, ranges, columns, src)
     label = keys[ESTIMATOR]
-    check_estimator(config, columns, src, label)
+    check_estimator(config, columns, src, label, keys[PROBES])
     try:
         problem.check_strategy(columns)
         problem.check(columns if label is None else {**columns, ESTIMATOR: label})
