@@ -1,9 +1,9 @@
 """The ``estimator`` trial key of ``mode: estimate``: from a config to the trial, its id, its
 row's ``estimator`` column and the tables; the problems' ``estimators``; the refusals.
 
-The methods other than ``knuth`` (``importance``, ``gwtw``) are run here only through a
-plug-in problem whose estimate function reports what it was given; the built-in problems'
-algorithms are tested where they are written (tests/test_estimate.py).
+The methods' algorithms are tested where they are written (experiments/estimate.py's tests);
+here each reaches its row exactly, and a plug-in problem's estimate function reports the
+estimator it was given.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from btlab import analysis
 from btlab.analysis.search_keys import search_columns
 from btlab.config.model import parse_config
 from btlab.errors import ConfigError
+from btlab.experiments.estimate import estimate_knights, estimate_queens
 from btlab.experiments.estimators import DEFAULT, Estimator
 from btlab.problems import get_problem
 from btlab.sweep.expand import count_trials, expand
@@ -149,15 +150,51 @@ def test_the_estimator_column_holds_the_label_of_every_estimate_row(tmp_path, ca
     assert got[("count", None)] == "exhausted" and got[("estimate", "knuth")] == "exhausted"
     knuth = df[df["estimator"] == "knuth"].iloc[0]
     assert abs(knuth["estimate"] - 149) < 4 * knuth["estimate_se"]  # n = 6: 149 placements
-    # importance runs once the weighted kernels land (experiments/estimate.py); until then
-    # its trial is an error row that still carries its estimator. The real-value test of
-    # the method (its estimate against 149 placements and 4 solutions) goes here then.
-    assert got[("estimate", "importance beta=0.0")] in ("exhausted", "error")
+    assert got[("estimate", "importance beta=0.0")] == "exhausted"
     # the table of estimates names the estimator when the rows have more than one
     assert "estimates of the count-mode tree" in shown and "importance beta=0.0" in shown
     assert list(analysis.load(tmp_path / "out")["estimator"].fillna("-")) == [
         e if isinstance(e, str) else "-" for e in pd.read_parquet(tmp_path / "out")[
             "estimator"]]
+
+
+@pytest.mark.parametrize("problem, fixed, call, truth", [
+    ("knights_tour", "{board: 5, start: [0, 0], mode: estimate, heuristic: warnsdorff}",
+     lambda est, seed: estimate_knights(5, 5, (0, 0), closed=False, probes=1500, seed=seed,
+                                        estimator=est),
+     (None, 304)),  # OEIS A165134: 304 directed open tours from a corner of 5 x 5
+    ("n_queens", "{n: 8, mode: estimate}",
+     lambda est, seed: estimate_queens(8, unique=False, probes=1500, seed=seed, estimator=est),
+     (2056, 92)),  # Knuth: 2,056 placements; A000170: 92 solutions
+])
+def test_each_estimator_reaches_its_row(tmp_path, problem, fixed, call, truth):
+    """The row of each estimator holds exactly what the problem's estimator gives for the
+    trial's solver seed, and it estimates the known counts (within 4 standard errors)."""
+    path = write(tmp_path / "e.yaml", f"""\
+        name: e
+        problem: {problem}
+        probes: 1500
+        seed: 5
+        fixed: {fixed}
+        matrix:
+          estimator: [knuth, {{method: importance, beta: 0.5}}, {{method: gwtw, population: 20}}]
+        """)
+    assert run_main("run", path, "--out", tmp_path / "out", "--backend", "serial",
+                    "--quiet") == 0
+    rows = pd.read_parquet(tmp_path / "out").set_index("estimator")
+    trials = expand(parse_config(path.read_text()))
+    assert list(rows.index) == [t.estimator.label() for t in trials]
+    nodes, solutions = truth
+    for t in trials:
+        row, want = rows.loc[t.estimator.label()], call(t.estimator, t.solver_seed)
+        assert (row["estimate"], row["estimate_se"], row["solutions_estimate"],
+                row["solutions_estimate_se"], row["nodes"], row["status"]) == (
+            want.estimate, want.estimate_se, want.solutions_estimate,
+            want.solutions_estimate_se, want.nodes, "exhausted")
+        if t.estimator.method != "knuth":  # knuth's 5 x 5 solutions: a few probes carry them
+            assert abs(row["solutions_estimate"] - solutions) < 4 * row["solutions_estimate_se"]
+        if nodes is not None:
+            assert abs(row["estimate"] - nodes) < 4 * row["estimate_se"]
 
 
 def test_a_folder_written_before_the_column_reads_knuth_for_its_estimates(tmp_path):
