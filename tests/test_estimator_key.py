@@ -28,6 +28,7 @@ from btlab.problems import get_problem
 from btlab.sweep.expand import count_trials, expand
 from btlab.sweep.trial import Trial
 from btlab.views.estimate_table import print_estimates
+from btlab.views.failures import FailureLog
 from btlab.views.findings import _estimates
 from btlab.views.tables import group_columns
 from tests.helpers.cli import run_main, write
@@ -239,6 +240,16 @@ def test_two_estimators_are_two_groups_and_two_sums():
                                    "(100 probes over 1 trial): 2,001 ± 10 placements")
     # rows of a part written before the column (null) are Knuth's: one sum
     assert len(_estimates(_rows(["knuth", None]), spec)) == 1
+
+
+def test_a_failure_line_names_an_estimator_other_than_knuth():
+    log = FailureLog(["n"], lambda line: None)
+    row = {"trial_id": "t1", "n": 6, "estimator": "importance beta=0.5", "seed": 1,
+           "repeat": 0}
+    assert log.describe(row) == "trial t1 (n=6, estimator='importance beta=0.5', seed=1, " \
+                                "repeat=0)"
+    assert log.describe({**row, "estimator": "knuth"}) == "trial t1 (n=6, seed=1, repeat=0)"
+    assert log.describe({**row, "estimator": None}) == "trial t1 (n=6, seed=1, repeat=0)"
 
 
 @pytest.mark.parametrize("labels, column", [
