@@ -86,7 +86,7 @@ def test_two_estimators_are_two_trials_with_two_ids():
     # forms of one estimator are one trial: the method alone takes the default beta
     forms = QUEENS + ("matrix:\n  estimator: [importance, {method: importance, beta: 0.5},"
                       " {beta: 0.5, method: importance}]\n")
-    assert ids(forms) == [trials[1].trial_id]
+    assert ids(forms) == [trials[1].trial_id] and count_trials(parse_config(forms)) == 1
 
 
 def test_no_rounding_in_the_id():
