@@ -5,8 +5,11 @@ An estimate trial searches nothing: its row holds Knuth's estimate of the
 ``solutions_estimate_se``) and the probes' own cost in the counters
 (``docs/metrics.md``, "Tree-size estimates"). The status and work tables of
 the other modes would show only that cost, so these rows get one table of
-their own: one row per trial, the parameters that vary, the probes, both
+their own: one row per trial, the parameters that vary, the estimator (when
+the rows have more than one, or one that is not ``knuth``), the probes, both
 estimates with their standard errors, and the probes' placements and time.
+A row without an ``estimator`` value (a part written before the column) ran
+Knuth's estimator and is shown as ``knuth``.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from btlab.analysis.formatting import fmt_estimate
+from btlab.experiments.estimators import KNUTH
 from btlab.problems.spec import ProblemSpec
 from btlab.views.tables import fmt_int, fmt_ns, group_label, literal, one_per_trial, varying
 
@@ -34,7 +38,8 @@ def print_estimates(df: pd.DataFrame, spec: ProblemSpec, console: Console) -> No
     """Print one table of the estimate rows of ``df`` (rows of another mode are ignored).
 
     Columns: the parameters that vary among these rows (the position, e.g. the
-    start square, included), ``probes``, the estimated ``count``-mode
+    start square, included), ``estimator`` (when not every row is ``knuth``:
+    :func:`estimators`), ``probes``, the estimated ``count``-mode
     placements and solutions with their standard errors, the probes'
     placements, the status and the median wall time.
     """
@@ -43,19 +48,32 @@ def print_estimates(df: pd.DataFrame, spec: ProblemSpec, console: Console) -> No
         return
     params = [c for c in spec.columns.names if c != "mode"]
     shown = varying(rows, params) + varying(rows, ["seed"])
+    labels = estimators(rows)
+    by_estimator = list(dict.fromkeys(labels)) != [KNUTH]
+    whose = "estimates" if by_estimator else "Knuth's estimates"
     table = Table(title=literal(
-        f"{spec.title}: Knuth's estimates of the count-mode tree (mean ± standard error "
+        f"{spec.title}: {whose} of the count-mode tree (mean ± standard error "
         "over the probes)"), title_justify="left")
-    for name in [*shown, "probes", "placements (estimate)", "solutions (estimate)",
+    heads = [*shown, *(["estimator"] if by_estimator else [])]
+    for name in [*heads, "probes", "placements (estimate)", "solutions (estimate)",
                  "probes' placements", "status", "time"]:
-        table.add_column(literal(name), justify="left" if name in shown else "right")
+        table.add_column(literal(name), justify="left" if name in heads else "right")
     solutions = "solutions_estimate" in rows.columns
-    for _, row in rows.iterrows():
+    for (_, row), label in zip(rows.iterrows(), labels):
         table.add_row(
             *[literal(group_label(row[c])) for c in shown],
+            *([literal(label)] if by_estimator else []),
             fmt_int(row["probes"]),
             fmt_estimate(row["estimate"], row["estimate_se"]),
             fmt_estimate(row["solutions_estimate"], row["solutions_estimate_se"])
             if solutions else "-",
             fmt_int(row["nodes"]), literal(row["status"]), fmt_ns(row["wall_ns"]))
     console.print(table)
+
+
+def estimators(rows: pd.DataFrame) -> list[str]:
+    """The estimator label of each estimate row (``knuth`` where the ``estimator`` column
+    is null or absent: a part written before it ran Knuth's estimator)."""
+    if "estimator" not in rows.columns:
+        return [KNUTH] * len(rows)
+    return [KNUTH if pd.isna(v) else str(v) for v in rows["estimator"].astype("object")]

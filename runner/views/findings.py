@@ -37,11 +37,12 @@ import pandas as pd
 import yaml
 
 from btlab.analysis.formatting import fmt_estimate, fmt_int
+from btlab.experiments.estimators import KNUTH
 from btlab.problems import plugins
 from btlab.problems.censoring import CENSORED, bound_flags
 from btlab.problems.registry import get_problem
 from btlab.problems.spec import ComparedColumn, ProblemSpec
-from btlab.views.estimate_table import is_estimate
+from btlab.views.estimate_table import estimators, is_estimate
 from btlab.views.tables import COUNT_MODE, group_columns, group_label, one_per_trial
 
 #: What a solution of a problem is called in the finding (other problems: "solution").
@@ -455,23 +456,32 @@ def _config_named(name: object) -> Path | None:
 
 
 def _estimates(df: pd.DataFrame, spec: ProblemSpec) -> list[str]:
-    """Knuth's estimates of the count-mode tree, summed over the estimate trials."""
+    """The estimates of the count-mode tree, summed over the estimate trials: one sentence
+    per estimator (a sum over two estimators would count the trees twice)."""
     ok = df[df["status"].astype("object") != "error"]
     if ok.empty or "estimate" not in ok.columns:
         return []
+    labels = pd.Series(estimators(ok), index=ok.index)
+    return [_estimate_sentence(ok[labels == label], spec, label)
+            for label in dict.fromkeys(labels)]
+
+
+def _estimate_sentence(ok: pd.DataFrame, spec: ProblemSpec, label: str) -> str:
+    """The sentence of the estimate trials ``ok`` of one estimator ``label``."""
     noun = SOLUTION_NOUNS.get(spec.name, "solution")
     n = len(ok)
     nodes = ok["estimate"].astype("float64").sum()
     nodes_se = math.sqrt((ok["estimate_se"].astype("float64").fillna(0) ** 2).sum())
-    text = (f"Knuth's estimate of the count-mode tree ({fmt_int(ok['probes'].sum())} probes "
+    whose = "Knuth's estimate" if label == KNUTH else f"The estimate ({label})"
+    text = (f"{whose} of the count-mode tree ({fmt_int(ok['probes'].sum())} probes "
             f"over {n:,} trial{'s' if n != 1 else ''}): {fmt_estimate(nodes, nodes_se)} "
             "placements")
     if "solutions_estimate" in ok.columns and ok["solutions_estimate"].notna().any():
         sols = ok["solutions_estimate"].astype("float64").sum()
         sols_se = math.sqrt((ok["solutions_estimate_se"].astype("float64").fillna(0) ** 2).sum())
         text += f" and {fmt_estimate(sols, sols_se)} {noun}s"
-    return [text + " (mean ± standard error), the probes' own cost "
-            f"{fmt_int(ok['nodes'].sum())} placements."]
+    return (text + " (mean ± standard error), the probes' own cost "
+            f"{fmt_int(ok['nodes'].sum())} placements.")
 
 
 # --------------------------------------------------------------------------- words
