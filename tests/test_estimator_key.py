@@ -97,16 +97,16 @@ def test_no_rounding_in_the_id():
         "importance beta=1.5", "importance beta=1.5000001", "importance beta=1.0"]
     assert len({t.trial_id for t in trials}) == 3
     assert ids(QUEENS + "estimator: {method: importance, beta: 1}\n") == [trials[2].trial_id]
-    gwtw = ids(QUEENS + "matrix:\n  estimator: [{method: gwtw, population: 100}, "
-               "{method: gwtw, population: 101}, gwtw]\n")
-    assert len(gwtw) == 2  # population 100 is the default: gwtw alone is the first
+    perm = ids(QUEENS + "matrix:\n  estimator: [{method: perm, population: 100}, "
+               "{method: perm, population: 101}, perm]\n")
+    assert len(perm) == 2  # population 100 is the default: perm alone is the first
 
 
 def test_exclude_drops_an_estimator_written_in_another_form():
     text = QUEENS + ("matrix:\n  estimator: [knuth, {method: importance, beta: 0.5}, "
-                     "{method: gwtw, population: 10}]\n"
+                     "{method: perm, population: 10}]\n"
                      "exclude: [{estimator: importance}, {estimator: [{population: 10, "
-                     "method: gwtw}]}]\n")
+                     "method: perm}]}]\n")
     assert [t.estimator.label() for t in expand(parse_config(text))] == ["knuth"]
 
 
@@ -116,9 +116,9 @@ def test_overrides_set_and_sweep_the_estimator(tmp_path, capsys):
     config = parse_config(QUEENS, "q.yaml", ["+estimator.method=importance",
                                              "+estimator.beta=2"])
     assert [t.trial_id for t in expand(config)] == want
-    swept = parse_config(QUEENS, "q.yaml", ["+matrix.estimator=knuth,{method: gwtw}"])
+    swept = parse_config(QUEENS, "q.yaml", ["+matrix.estimator=knuth,{method: perm}"])
     assert [t.estimator.label() for t in expand(swept)] == ["knuth",
-                                                             "gwtw population=100 beta=0.5"]
+                                                             "perm population=100 beta=0.5"]
     assert run_main("validate", path, "+estimator=knuth") == 0
     assert "estimator='knuth'" in capsys.readouterr().out
     assert run_main("validate", path, "+estimator=knuth,importance") == 2
@@ -178,7 +178,7 @@ def test_each_estimator_reaches_its_row(tmp_path, problem, fixed, call, truth):
         seed: 5
         fixed: {fixed}
         matrix:
-          estimator: [knuth, {{method: importance, beta: 0.5}}, {{method: gwtw, population: 20}}]
+          estimator: [knuth, {{method: importance, beta: 0.5}}, {{method: perm, population: 20}}]
         """)
     assert run_main("run", path, "--out", tmp_path / "out", "--backend", "serial",
                     "--quiet") == 0
@@ -254,7 +254,7 @@ def test_a_failure_line_names_an_estimator_other_than_knuth():
 
 @pytest.mark.parametrize("labels, column", [
     (["knuth", "knuth"], False), (["knuth", None], False),
-    (["importance beta=0.5"], True), (["knuth", "gwtw population=100 beta=0.5"], True)])
+    (["importance beta=0.5"], True), (["knuth", "perm population=100 beta=0.5"], True)])
 def test_the_estimate_table_shows_the_estimator_when_it_tells_rows_apart(labels, column):
     console = Console(record=True, width=250)
     print_estimates(_rows(labels), get_problem("n_queens"), console)
@@ -271,13 +271,13 @@ def test_the_estimate_table_shows_the_estimator_when_it_tells_rows_apart(labels,
     ("n_queens", "{n: 6, mode: estimate, engine: compiled, strategy: bitmask}")])
 def test_the_problem_names_the_kernel_of_its_estimator(problem, fixed):
     text = (f"name: w\nproblem: {problem}\nprobes: 10\nfixed: {fixed}\n"
-            "matrix: {estimator: [knuth, {method: importance, beta: 1}, gwtw]}\n")
+            "matrix: {estimator: [knuth, {method: importance, beta: 1}, perm]}\n")
     spec = get_problem(problem)
     short = "knights" if problem == "knights_tour" else "queens"
     kinds = [spec.kernels(t.problem_columns()) for t in expand(parse_config(text))]
     assert kinds == [(f"estimate:{short}",), (f"estimate:{short}:weighted",),
                      (f"estimate:{short}:weighted",)]
-    assert spec.estimators == ("knuth", "importance", "gwtw")
+    assert spec.estimators == ("knuth", "importance", "perm")
 
 
 # --------------------------------------------------------------------------- a plug-in
@@ -395,11 +395,11 @@ def _fixed(tmp_path, capsys, text: str) -> None:
 
 @pytest.mark.parametrize("bad, where, fragments, fixed", [
     (QUEENS + "estimator: {method: stratified}\n", "6:13: error at estimator.method",
-     ["expected: one of knuth, importance, gwtw", "found: str 'stratified'",
-      "fix: write method: importance (or knuth, gwtw)"],
+     ["expected: one of knuth, importance, perm", "found: str 'stratified'",
+      "fix: write method: importance (or knuth, perm)"],
      QUEENS + "estimator: {method: importance}\n"),
     (QUEENS + "estimator: stratified\n", "6:1: error at estimator",
-     ["one of knuth, importance, gwtw", "write estimator: knuth, or a mapping such as"],
+     ["one of knuth, importance, perm", "write estimator: knuth, or a mapping such as"],
      QUEENS + "estimator: knuth\n"),
     (QUEENS + "estimator: {method: importance, beta: -0.5}\n",
      "6:33: error at estimator.beta",
@@ -408,10 +408,10 @@ def _fixed(tmp_path, capsys, text: str) -> None:
     (QUEENS + "estimator: {method: importance, beta: true}\n",
      "6:33: error at estimator.beta", ["found: bool True"],
      QUEENS + "estimator: {method: importance, beta: 1}\n"),
-    (QUEENS + "matrix:\n  estimator: [knuth, {method: gwtw, population: 1}]\n",
+    (QUEENS + "matrix:\n  estimator: [knuth, {method: perm, population: 1}]\n",
      "7:37: error at matrix.estimator[1].population",
      ["a whole number from 2 to 1048576", "found: int 1", "fix: write e.g. population: 100"],
-     QUEENS + "matrix:\n  estimator: [knuth, {method: gwtw, population: 100}]\n"),
+     QUEENS + "matrix:\n  estimator: [knuth, {method: perm, population: 100}]\n"),
     (QUEENS + "estimator: {method: knuth, beta: 1}\n", "6:28: error at estimator.beta",
      ["a parameter of knuth (no parameters)", "fix: drop beta"],
      QUEENS + "estimator: {method: knuth}\n"),
@@ -438,13 +438,13 @@ def test_an_estimator_without_mode_estimate_is_refused(tmp_path, capsys):
            + "probes: 1000\n")
     # swept modes: the count trials refuse it, at the key where it is written
     swept = ("name: q\nproblem: n_queens\nprobes: 10\nfixed: {n: 6}\n"
-             "matrix:\n  mode: [estimate, count]\n  estimator: [{method: gwtw}]\n")
+             "matrix:\n  mode: [estimate, count]\n  estimator: [{method: perm}]\n")
     _refused(tmp_path, capsys, swept, "7:15: error at matrix.estimator[0]",
              ["with mode: count", "fix: drop estimator, or set mode: estimate"])
 
 
 @pytest.mark.parametrize("heuristic", ["none", "static_degree"])
-@pytest.mark.parametrize("method", ["importance", "gwtw"])
+@pytest.mark.parametrize("method", ["importance", "perm"])
 def test_knights_importance_needs_warnsdorff_or_beta_0(tmp_path, capsys, heuristic, method):
     text = ("name: k\nproblem: knights_tour\nprobes: 100\n"
             f"fixed: {{board: 5, mode: estimate, heuristic: {heuristic}}}\n"
@@ -483,13 +483,13 @@ def test_a_plug_in_without_the_method_refuses_it(tmp_path, capsys, fake):
     _fixed(tmp_path, capsys, text.replace("estimator: {method: importance, beta: 0.5}\n", ""))
     weighted = text.replace("KNUTH_ONLY", "WEIGHTED")
     _fixed(tmp_path, capsys, weighted)
-    _refused(tmp_path, capsys, weighted.replace("importance", "gwtw"),
+    _refused(tmp_path, capsys, weighted.replace("importance", "perm"),
              "5:13: error at estimator.method", ["runs: knuth, importance"])
 
 
 def test_the_estimator_round_trips_through_its_label():
     for value in ("knuth", {"method": "importance", "beta": 1.5000001},
-                  {"method": "gwtw", "population": 7, "beta": 0}):
+                  {"method": "perm", "population": 7, "beta": 0}):
         est = Estimator.from_value(value)
         assert Estimator.from_label(est.label()) == est
 
@@ -500,7 +500,7 @@ def test_the_docs_config_example_is_what_the_tests_expand():
     block = textwrap.dedent(text.split("```yaml\n", 1)[1].split("```", 1)[0])
     trials = expand(parse_config(block))
     assert [t.estimator.label() for t in trials] == [
-        "knuth", "importance beta=1.0", "gwtw population=200 beta=1.0"]
+        "knuth", "importance beta=1.0", "perm population=200 beta=1.0"]
     assert len({t.trial_id for t in trials}) == 3
     without = block.replace("matrix:\n  estimator: [", "# [")
     assert without != block and ids(without) == [trials[0].trial_id]

@@ -9,7 +9,7 @@
   :mod:`btlab.experiments.split.subtrees`).
 * :mod:`.estimate_kernel` -- the Knuth probes of :mod:`btlab.experiments.estimate`
   (its ``engine="compiled"``); :mod:`.estimators_kernel` -- its weighted probes
-  (``importance``, ``gwtw``).
+  (``importance``, ``perm``).
 * :func:`warm_up` -- compile or load the kernels before a timed call: a family, or
   the one loop a search runs (:func:`knights_kind`), chosen in Python before numba
   compiles anything (:mod:`.knights.loops`), so that a process compiles only the

@@ -216,7 +216,7 @@ class ProblemSpec:
             runs ``mode: count``.
         estimators: the estimator methods ``estimate`` runs
             (:data:`btlab.experiments.estimators.METHODS` names: ``knuth``,
-            ``importance``, ``gwtw``); a trial whose ``estimator`` names another
+            ``importance``, ``perm``); a trial whose ``estimator`` names another
             method is refused at validation. ``estimate``, the problem's ``check``,
             ``kernels`` and ``prepare`` see a ``mode: estimate`` trial's estimator as
             its label (:meth:`btlab.experiments.estimators.Estimator.label`) under

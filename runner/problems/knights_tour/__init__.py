@@ -213,7 +213,7 @@ def estimate(c: Mapping[str, Any], probes: int, max_nodes: int | None,
     """The estimate of the trial's ``count``-mode placements and solutions from ``probes``
     random probes by its estimator (the label ``c["estimator"]``, ``knuth`` when absent;
     :func:`btlab.experiments.estimate.estimate_knights`), on the trial's engine. The
-    proposal of ``importance`` and ``gwtw`` is Warnsdorff's: a child's weight is
+    proposal of ``importance`` and ``perm`` is Warnsdorff's: a child's weight is
     exp(-beta x its unvisited onward degree) (``beta: 0``, uniform, is the one
     allowed with ``heuristic: none``; :func:`check`)."""
     return as_result(estimate_knights(
@@ -289,7 +289,7 @@ def check(c: Mapping[str, Any]) -> None:
 
 
 def check_estimator(c: Mapping[str, Any]) -> None:
-    """Refuse an ``importance`` or ``gwtw`` estimator whose proposal the trial's heuristic
+    """Refuse an ``importance`` or ``perm`` estimator whose proposal the trial's heuristic
     does not give: the proposal is Warnsdorff's (``heuristic: warnsdorff``: weights
     exp(-beta x unvisited onward degree)); any other built-in heuristic gives none, so
     only ``beta: 0`` (uniform children) runs with it; a plug-in rule gives none at all.
@@ -436,7 +436,7 @@ PROBLEM = ProblemSpec(
     to_columns=to_columns,
     solve=solve,
     estimate=estimate,
-    estimators=(KNUTH, "importance", "gwtw"),
+    estimators=(KNUTH, "importance", "perm"),
     verify=verify,
     strategies=STRATEGIES,
     size=lambda c: c["rows"] * c["cols"],

@@ -90,7 +90,7 @@ def estimate(c: Mapping[str, Any], probes: int, max_nodes: int | None,
     """The estimate of the trial's ``count``-mode placements and solutions from ``probes``
     random probes by its estimator (the label ``c["estimator"]``, ``knuth`` when absent;
     :func:`btlab.experiments.estimate.estimate_queens`), on the trial's engine. The
-    proposal of ``importance`` and ``gwtw`` weights a queen exp(beta x the free squares
+    proposal of ``importance`` and ``perm`` weights a queen exp(beta x the free squares
     its placement leaves in the next row)."""
     return as_result(estimate_queens(c["n"], unique=c["unique"], probes=probes, seed=seed,
                                      estimator=trial_estimator(c), max_nodes=max_nodes,
@@ -189,7 +189,7 @@ PROBLEM = ProblemSpec(
     to_columns=to_columns,
     solve=solve,
     estimate=estimate,
-    estimators=(KNUTH, "importance", "gwtw"),
+    estimators=(KNUTH, "importance", "perm"),
     estimate_trees=("rows", "functional"),  # functional: the same level sizes, transposed
     verify=verify,
     strategies=STRATEGIES,
