@@ -410,7 +410,7 @@ def _fixed(tmp_path, capsys, text: str) -> None:
      QUEENS + "estimator: {method: importance, beta: 1}\n"),
     (QUEENS + "matrix:\n  estimator: [knuth, {method: perm, population: 1}]\n",
      "7:37: error at matrix.estimator[1].population",
-     ["a whole number from 2 to 1048576", "found: int 1", "fix: write e.g. population: 100"],
+     ["a whole number from 2 to 4096", "found: int 1", "fix: write e.g. population: 100"],
      QUEENS + "matrix:\n  estimator: [knuth, {method: perm, population: 100}]\n"),
     (QUEENS + "estimator: {method: knuth, beta: 1}\n", "6:28: error at estimator.beta",
      ["a parameter of knuth (no parameters)", "fix: drop beta"],
