@@ -251,7 +251,7 @@ def shipped_6x6() -> list[tuple[Estimator, int]]:
     """Each estimator of configs/open_tours_6x6_estimate.yaml with its probes per start."""
     cfg = yaml.safe_load((ROOT / "configs" / "open_tours_6x6_estimate.yaml").read_text())
     out = []
-    for entry in cfg["matrix"]["include"]:
+    for entry in cfg["include"]:
         out.append((Estimator.from_value(entry["estimator"]), int(entry["probes"])))
     return out
 

@@ -467,21 +467,47 @@ def _estimates(df: pd.DataFrame, spec: ProblemSpec) -> list[str]:
 
 
 def _estimate_sentence(ok: pd.DataFrame, spec: ProblemSpec, label: str) -> str:
-    """The sentence of the estimate trials ``ok`` of one estimator ``label``."""
+    """The sentence of the estimate trials ``ok`` of one estimator ``label``: the sums over
+    the trials, each with its standard error (the root of the summed squared standard
+    errors: the trials draw from independent seeds) and the 95 % interval, sum ± 1.96
+    standard errors (docs/metrics.md, "Estimators"); then the probes' own cost."""
     noun = SOLUTION_NOUNS.get(spec.name, "solution")
     n = len(ok)
     nodes = ok["estimate"].astype("float64").sum()
     nodes_se = math.sqrt((ok["estimate_se"].astype("float64").fillna(0) ** 2).sum())
     whose = "Knuth's estimate" if label == KNUTH else f"The estimate ({label})"
-    text = (f"{whose} of the count-mode tree ({fmt_int(ok['probes'].sum())} probes "
-            f"over {n:,} trial{'s' if n != 1 else ''}): {fmt_estimate(nodes, nodes_se)} "
-            "placements")
+    text = f"{whose}, summed over {n:,} trial{'s' if n != 1 else ''}: "
     if "solutions_estimate" in ok.columns and ok["solutions_estimate"].notna().any():
         sols = ok["solutions_estimate"].astype("float64").sum()
         sols_se = math.sqrt((ok["solutions_estimate_se"].astype("float64").fillna(0) ** 2).sum())
-        text += f" and {fmt_estimate(sols, sols_se)} {noun}s"
-    return (text + " (mean ± standard error), the probes' own cost "
-            f"{fmt_int(ok['nodes'].sum())} placements.")
+        text += f"{_with_interval(sols, sols_se)} {noun}s in the count-mode tree of "
+    text += f"{_with_interval(nodes, nodes_se)} placements"
+    cost = f"{fmt_int(ok['probes'].sum())} probes, their own cost {fmt_int(ok['nodes'].sum())} " \
+           "placements"
+    if "cpu_ns" in ok.columns and ok["cpu_ns"].notna().any():
+        cost += f" in {ok['cpu_ns'].astype('float64').sum() / 1e9:,.1f} CPU seconds"
+    return f"{text} ({cost})."
+
+
+def _with_interval(value: float, se: float) -> str:
+    """``value ± se (95 % interval a to b)`` with 4 significant digits; the interval only
+    with a finite, non-zero standard error (a lower end below 0 is told as 0: neither
+    estimate is ever negative)."""
+    shown = fmt_estimate(_round(value), _round(se))
+    if not math.isfinite(se) or se == 0 or not math.isfinite(value):
+        return shown
+    low, high = max(value - 1.96 * se, 0.0), value + 1.96 * se
+    return f"{shown} (95 % interval {fmt_estimate(_round(low), None)} to " \
+           f"{fmt_estimate(_round(high), None)})"
+
+
+def _round(x: float) -> float:
+    """``x`` to 4 significant digits (a whole number from 1,000 up: 6,699,942.7 is
+    6,700,000), so the sentence does not print digits the standard error makes noise."""
+    if not math.isfinite(x) or x == 0:
+        return x
+    digits = 3 - math.floor(math.log10(abs(x)))
+    return float(round(x, digits))
 
 
 # --------------------------------------------------------------------------- words
