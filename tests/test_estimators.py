@@ -16,6 +16,7 @@ import math
 import statistics
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 from test_estimate import EXACT_5X5, z_score
@@ -286,3 +287,56 @@ def test_standard_errors_are_the_probes_spread():
     spread = statistics.stdev(e.solutions_estimate for e in runs)
     reported = statistics.fmean(e.solutions_estimate_se for e in runs)
     assert 0.6 < reported / spread < 1.5
+
+
+# ---------------------------------------------------------------- the shipped configs
+
+A165134_8X8 = 19_591_828_170_979_904   # directed open tours of 8 x 8
+
+
+def test_the_8x8_config_is_64_importance_trials(capsys):
+    cfg = yaml.safe_load((ROOT / "configs" / "open_tours_8x8_estimate.yaml").read_text())
+    assert Estimator.from_value(cfg["estimator"]).label() == "importance beta=0.4"
+    assert cfg["matrix"] == {"start": "all"} and cfg["fixed"]["board"] == [8, 8]
+
+
+@pytest.mark.slow
+def test_the_8x8_config_answers_within_5_percent(tmp_path):
+    """`btlab run configs/open_tours_8x8_estimate.yaml` at its committed seed: the sum over
+    the 64 starts within 5 % of A165134, its 95 % interval covering it, in at most 600
+    CPU seconds (the rows' cpu_ns)."""
+    import btlab
+
+    df = btlab.run(str(ROOT / "configs" / "open_tours_8x8_estimate.yaml"),
+                   out=tmp_path / "r", backend="serial")
+    assert len(df) == 64 and set(df["status"]) == {"exhausted"}
+    total = df["solutions_estimate"].sum()
+    se = math.sqrt((df["solutions_estimate_se"] ** 2).sum())
+    assert abs(total / A165134_8X8 - 1) < 0.05, total
+    assert abs(total - A165134_8X8) <= 1.96 * se
+    assert df["cpu_ns"].sum() / 1e9 <= 600
+
+
+def test_the_study_tables_and_figure(tmp_path):
+    """bench/estimators.py on a small frame of the study's shape: the sums, the table and
+    the figure."""
+    from bench.estimators import TOURS_8X8, draw, table, totals
+
+    rows = []
+    for est in ("knuth", "importance beta=0.4", "perm population=100 beta=0.4"):
+        for seconds in (0.1, 1.0):
+            for seed in (1, 2):
+                for start in range(2):
+                    rows.append({"estimator": est, "budget_seconds": seconds, "seed": seed,
+                                 "start_row": start, "solutions_estimate": TOURS_8X8 / 2,
+                                 "solutions_estimate_se": TOURS_8X8 * 0.01 / seconds,
+                                 "estimate": 1e23, "estimate_se": 1e21, "nodes": 10,
+                                 "cpu_ns": int(seconds * 1e9)})
+    t = totals(pd.DataFrame(rows))
+    assert len(t) == 12 and (t["error"].abs() < 1e-12).all() and t["covers"].all()
+    assert t["cpu"].tolist()[:2] == [0.2, 0.2]
+    text = table(t)
+    # two starts of relative SE 0.01 / seconds each: sqrt(2) x 10 % at 0.1 s
+    assert text.count("\n") == 7 and "| knuth | 0.2 | 0.0% | 14.1% | 2 of 2 |" in text
+    draw(t, tmp_path / "f.png")
+    assert (tmp_path / "f.png").stat().st_size > 10_000
