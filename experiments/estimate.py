@@ -111,8 +111,11 @@ class Estimate:
 def as_result(est: Estimate) -> SearchResult:
     """``est`` as the row of a ``mode: estimate`` trial: the probes' own cost as the
     counters (``nodes``, ``checks``, ``max_depth``; a probe never backtracks, so
-    ``backtracks``, ``dead_ends`` and ``solutions`` are 0) and the estimates."""
+    ``backtracks``, ``dead_ends`` and ``solutions`` are 0), the estimates, and the
+    probes finished as the extra counter ``probes_done`` (fewer than ``probes`` when a
+    budget stopped them)."""
     return SearchResult(est.status, est.nodes, 0, 0, est.checks, 0, est.max_depth,
+                        extra={"probes_done": est.probes},
                         estimate=est.estimate, estimate_se=est.estimate_se,
                         solutions_estimate=est.solutions_estimate,
                         solutions_estimate_se=est.solutions_estimate_se)

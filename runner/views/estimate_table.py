@@ -39,7 +39,8 @@ def print_estimates(df: pd.DataFrame, spec: ProblemSpec, console: Console) -> No
 
     Columns: the parameters that vary among these rows (the position, e.g. the
     start square, included), ``estimator`` (when not every row is ``knuth``:
-    :func:`estimators`), ``probes``, the estimated ``count``-mode
+    :func:`estimators`), ``probes`` (those finished, ``probes_done``, where the row
+    has it: under a time budget fewer than asked), the estimated ``count``-mode
     placements and solutions with their standard errors, the probes'
     placements, the status and the median wall time.
     """
@@ -63,12 +64,19 @@ def print_estimates(df: pd.DataFrame, spec: ProblemSpec, console: Console) -> No
         table.add_row(
             *[literal(group_label(row[c])) for c in shown],
             *([literal(label)] if by_estimator else []),
-            fmt_int(row["probes"]),
+            fmt_int(_probes_done(row)),
             fmt_estimate(row["estimate"], row["estimate_se"]),
             fmt_estimate(row["solutions_estimate"], row["solutions_estimate_se"])
             if solutions else "-",
             fmt_int(row["nodes"]), literal(row["status"]), fmt_ns(row["wall_ns"]))
     console.print(table)
+
+
+def _probes_done(row: pd.Series) -> object:
+    """The probes a row's estimates are over: ``probes_done``, else (a part written before
+    that column) ``probes``."""
+    done = row.get("probes_done")
+    return row["probes"] if done is None or pd.isna(done) else done
 
 
 def estimators(rows: pd.DataFrame) -> list[str]:

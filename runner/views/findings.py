@@ -482,8 +482,11 @@ def _estimate_sentence(ok: pd.DataFrame, spec: ProblemSpec, label: str) -> str:
         sols_se = math.sqrt((ok["solutions_estimate_se"].astype("float64").fillna(0) ** 2).sum())
         text += f"{_with_interval(sols, sols_se)} {noun}s in the count-mode tree of "
     text += f"{_with_interval(nodes, nodes_se)} placements"
-    cost = f"{fmt_int(ok['probes'].sum())} probes, their own cost {fmt_int(ok['nodes'].sum())} " \
-           "placements"
+    probes = ok["probes"]
+    if "probes_done" in ok.columns:   # the probes finished (a budget may stop them)
+        probes = ok["probes_done"].astype("Float64").fillna(ok["probes"].astype("Float64"))
+    cost = f"{fmt_int(int(probes.sum()))} probes, their own cost " \
+           f"{fmt_int(ok['nodes'].sum())} placements"
     if "cpu_ns" in ok.columns and ok["cpu_ns"].notna().any():
         cost += f" in {ok['cpu_ns'].astype('float64').sum() / 1e9:,.1f} CPU seconds"
     return f"{text} ({cost})."

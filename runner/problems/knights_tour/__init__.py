@@ -444,7 +444,7 @@ PROBLEM = ProblemSpec(
     size_unit="squares",
     check=check,
     extra_columns=("amb_restarts", "amb_replayed", "compile_ns", "split_depth", "split_tasks",
-                   "wasted_nodes", "split_resumed"),
+                   "wasted_nodes", "split_resumed", "probes_done"),
     expand_all={"start": squares},
     prepare=prepare,
     kernels=kernels,

@@ -199,7 +199,7 @@ PROBLEM = ProblemSpec(
     check=check,
     extra_columns=("amb_restarts", "amb_replayed", "all_solutions", "walked_nodes", "candidates",
                    "max_frontier", "compile_ns", "split_depth", "split_tasks", "wasted_nodes",
-                   "split_resumed"),
+                   "split_resumed", "probes_done"),
     prepare=prepare,
     kernels=kernels,
     split=QueensSplit(),
