@@ -556,6 +556,22 @@ def heaviest(weights: list[float], alive: list[bool]) -> int:
     return best
 
 
+def enrich(weight: list[float], alive: list[bool]) -> list[tuple[int, int]]:
+    """Split the heaviest living walker into each dead one's place, in index order: for
+    each dead walker i, the walker k of :func:`heaviest` halves its weight, i takes the
+    other half and comes alive. Returns the ``(i, k)`` pairs, for the caller to copy
+    walker k's state into walker i (``perm``; the compiled kernels do the same)."""
+    pairs = []
+    for i, ok in enumerate(alive):
+        if not ok:
+            k = heaviest(weight, alive)
+            weight[k] *= 0.5
+            weight[i] = weight[k]
+            alive[i] = True
+            pairs.append((i, k))
+    return pairs
+
+
 def _knights_weighted(board: KnightBoard, start: int, closed: bool, probes: int, seed: int,
                       budget: Budget, weights: list[float], population: int) -> Estimate:
     """The python engine of ``importance`` (population 1) and ``perm`` on the knight's tour."""
@@ -635,14 +651,9 @@ def _knights_weighted(board: KnightBoard, start: int, closed: bool, probes: int,
                         solutions += weight[i] if alive[i] and cur in origin else 0.0
                     solutions /= population
                 break
-            for i in range(population):   # -- the heaviest walkers split into the dead --
-                if not alive[i]:
-                    k = heaviest(weight, alive)
-                    weight[k] *= 0.5
-                    weight[i] = weight[k]
-                    alive[i] = True
-                    visited, deg, cur = walkers[k]
-                    walkers[i] = (visited.copy(), deg.copy(), cur)
+            for i, k in enrich(weight, alive):
+                visited, deg, cur = walkers[k]
+                walkers[i] = (visited.copy(), deg.copy(), cur)
         if status is not Status.EXHAUSTED:
             break
         tree.add(total)
@@ -718,13 +729,8 @@ def _queens_weighted(n: int, unique: bool, probes: int, seed: int, budget: Budge
                         solutions += weight[i] if ok else 0.0
                     solutions /= population
                 break
-            for i in range(population):
-                if not alive[i]:
-                    k = heaviest(weight, alive)
-                    weight[k] *= 0.5
-                    weight[i] = weight[k]
-                    alive[i] = True
-                    walkers[i] = walkers[k]
+            for i, k in enrich(weight, alive):
+                walkers[i] = walkers[k]   # a tuple of ints and a list never changed in place
         if status is not Status.EXHAUSTED:
             break
         tree.add(total)
