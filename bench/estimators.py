@@ -43,7 +43,7 @@ def totals(df: pd.DataFrame) -> pd.DataFrame:
                 cpu=("cpu", "sum"), placements=("nodes", "sum")).reset_index()
     out["se"] = out["var"] ** 0.5
     out["error"] = out["tours"] / TOURS_8X8 - 1
-    out["rel_se"] = out["se"] / out["tours"]
+    out["rel_se"] = (out["se"] / out["tours"]).where(out["tours"] > 0)
     out["covers"] = (out["tours"] - TOURS_8X8).abs() <= 1.96 * out["se"]
     out["tree_rel_se"] = out["tvar"] ** 0.5 / out["tree"]
     best = out[out["estimator"].str.startswith("perm")
@@ -60,10 +60,16 @@ def table(t: pd.DataFrame) -> str:
     g = t.groupby(["estimator", "budget_seconds"], observed=True, sort=False)
     for (est, _), x in g:
         rows.append(f"| {est} | {x['cpu'].median():.1f} | {x['error'].abs().median():.1%} | "
-                    f"{x['rel_se'].median():.1%} | {int(x['covers'].sum())} of {len(x)} | "
+                    f"{_pct(x['rel_se'].median())} | {int(x['covers'].sum())} of {len(x)} | "
                     f"{x['tree_rel_se'].median():.1%} | "
                     f"{', '.join(f'{v:.2f}' for v in x['tree_vs_best'])} |")
     return "\n".join(rows)
+
+
+def _pct(x: float) -> str:
+    """``x`` as a percentage, ``-`` when it is not a number (a sum of 0 tours has no
+    relative standard error)."""
+    return f"{x:.1%}" if math.isfinite(x) else "-"
 
 
 def draw(t: pd.DataFrame, path: Path) -> None:
@@ -90,7 +96,7 @@ def draw(t: pd.DataFrame, path: Path) -> None:
         ax.set_title(title, fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
     left.set_ylabel("relative to the count")
-    left.legend(fontsize=7)
+    left.legend(fontsize=6, framealpha=0.6, loc="lower left")
     right.legend(fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
