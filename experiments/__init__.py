@@ -21,7 +21,8 @@ Modules:
 - ``checker_fast``: the checkers, vectorised with numpy for big answers.
 - ``compiled/``: compiled search kernels (numba): the same trees, at C speed.
 - ``core``: the one solver contract shared by every problem and strategy.
-- ``estimate``: Knuth's random-probe estimate of a search tree's size.
+- ``estimate``: random-probe estimates of a tree's size and solutions (Knuth, importance, perm).
+- ``estimators``: the estimator registry: each method, its parameters and canonical label.
 - ``knights/``: the knight's tour: board, move order, heuristics, strategies.
 - ``loading``: the compiled kernels load whole: an interrupt during their import waits.
 - ``queens/``: N-Queens: strategies, enumeration, bit masks, constructions.

@@ -58,11 +58,13 @@ from btlab.experiments.core import (
     SearchResult,
     Status,
 )
+from btlab.experiments.estimators import DEFAULT, KNUTH, Estimator
 from btlab.experiments.knights.ordering import KnightBoard, SplitMix64
 from btlab.experiments.loading import interrupts_held
 from btlab.experiments.queens.symmetry import is_canonical
 
-__all__ = ["ENGINES", "Estimate", "Moments", "as_result", "knuth_knights", "knuth_queens"]
+__all__ = ["ENGINES", "Estimate", "Moments", "as_result", "estimate_knights", "estimate_queens",
+           "knuth_knights", "knuth_queens", "warm_kind"]
 
 #: The engines of the estimator.
 ENGINES = ("python", "compiled")
@@ -109,8 +111,11 @@ class Estimate:
 def as_result(est: Estimate) -> SearchResult:
     """``est`` as the row of a ``mode: estimate`` trial: the probes' own cost as the
     counters (``nodes``, ``checks``, ``max_depth``; a probe never backtracks, so
-    ``backtracks``, ``dead_ends`` and ``solutions`` are 0) and the estimates."""
+    ``backtracks``, ``dead_ends`` and ``solutions`` are 0), the estimates, and the
+    probes finished as the extra counter ``probes_done`` (fewer than ``probes`` when a
+    budget stopped them)."""
     return SearchResult(est.status, est.nodes, 0, 0, est.checks, 0, est.max_depth,
+                        extra={"probes_done": est.probes},
                         estimate=est.estimate, estimate_se=est.estimate_se,
                         solutions_estimate=est.solutions_estimate,
                         solutions_estimate_se=est.solutions_estimate_se)
@@ -407,3 +412,336 @@ def _queens_probes(n: int, unique: bool, probes: int, seed: int, budget: Budget)
         sols.add(product if solution else 0.0)
     return make_estimate(status, tree.count, nodes, checks, max_depth,
                          (tree.mean, tree.m2, tree.shift, sols.mean, sols.m2, sols.shift))
+
+
+
+def estimate_knights(rows: int, cols: int, start: tuple[int, int], *, closed: bool,
+                     probes: int, seed: int, estimator: Estimator = DEFAULT,
+                     max_nodes: int | None = None, max_seconds: float | None = None,
+                     engine: str = "python") -> Estimate:
+    """Estimate the count-mode ``nodes`` and ``solutions`` of a knight's-tour trial.
+
+    ``knuth`` is :func:`knuth_knights`. ``importance`` and ``perm``
+    (:mod:`btlab.experiments.estimators`) draw a child with probability proportional
+    to ``exp(-beta * d)``, where d is the child's unvisited onward degree (Warnsdorff's
+    count; ``beta = 0`` draws uniformly), and weight each walker by the inverse of the
+    probabilities it drew (see "Weighted probes" in this module's docs).
+
+    Args:
+        rows, cols, start, closed, seed, max_nodes, max_seconds, engine: as
+            :func:`knuth_knights`.
+        probes: probes to run, >= 1: with ``perm``, a probe is one population of
+            ``population`` walkers, and its estimate one value of the mean.
+        estimator: the method and its parameters.
+
+    Returns:
+        An :class:`Estimate`; ``nodes`` counts every walker's placements.
+
+    Raises:
+        ValueError: a bad board, start square, probes, seed, budget or engine.
+    """
+    if estimator.method == KNUTH:
+        return knuth_knights(rows, cols, start, closed=closed, probes=probes, seed=seed,
+                             max_nodes=max_nodes, max_seconds=max_seconds, engine=engine)
+    probes, seed = check_common(probes, seed, engine)
+    board = KnightBoard(rows, cols)
+    start_sq = board.square(*start)
+    budget = Budget(max_nodes, max_seconds)
+    weights = knights_weights(float(estimator["beta"]))
+    population = population_of(estimator)
+    if engine == "compiled":
+        with interrupts_held():  # whole, even if cancelled (btlab.experiments.loading)
+            # heavy: numba loads on import
+            from btlab.experiments.compiled import warm_up
+            from btlab.experiments.compiled.estimators_kernel import run_knights_weighted
+        warm_up(warm_kind("knights", estimator))
+        return make_estimate(*run_knights_weighted(rows, cols, start_sq, bool(closed), probes,
+                                                   seed, budget, weights, population))
+    budget.start()
+    if not board.build_tables(budget.out_of_time, degrees=False):
+        return make_estimate(Status.TIME_LIMIT, 0, 0, 0, 0, (0.0,) * 6)
+    return _knights_weighted(board, start_sq, bool(closed), probes, seed, budget, weights,
+                             population)
+
+
+def estimate_queens(n: int, *, unique: bool, probes: int, seed: int,
+                    estimator: Estimator = DEFAULT, max_nodes: int | None = None,
+                    max_seconds: float | None = None, engine: str = "python") -> Estimate:
+    """Estimate the count-mode ``nodes`` and ``solutions`` of an N-Queens trial.
+
+    ``knuth`` is :func:`knuth_queens`. ``importance`` and ``perm`` draw the queen of
+    a row with probability proportional to ``exp(beta * f)``, where f is the number of
+    safe squares the placement leaves in the next row (0 in the last row).
+
+    Args:
+        n, unique, seed, max_nodes, max_seconds, engine: as :func:`knuth_queens`.
+        probes, estimator: as :func:`estimate_knights`.
+
+    Returns:
+        An :class:`Estimate`.
+
+    Raises:
+        ValueError: n < 1 (or > 64 compiled), bad probes, seed, budget or engine.
+    """
+    if estimator.method == KNUTH:
+        return knuth_queens(n, unique=unique, probes=probes, seed=seed, max_nodes=max_nodes,
+                            max_seconds=max_seconds, engine=engine)
+    probes, seed = check_common(probes, seed, engine)
+    n = operator.index(n)
+    if n < 1:
+        raise ValueError(f"n must be at least 1, got {n}")
+    budget = Budget(max_nodes, max_seconds)
+    weights = queens_weights(float(estimator["beta"]), n)
+    population = population_of(estimator)
+    if engine == "compiled":
+        with interrupts_held():  # whole, even if cancelled (btlab.experiments.loading)
+            # heavy: numba loads on import
+            from btlab.experiments.compiled import warm_up
+            from btlab.experiments.compiled.estimate_kernel import MAX_N
+            from btlab.experiments.compiled.estimators_kernel import run_queens_weighted
+        if n > MAX_N:
+            raise ValueError(f"n must be between 1 and {MAX_N} for the compiled engine, "
+                             f"got {n}")
+        warm_up(warm_kind("queens", estimator))
+        return make_estimate(*run_queens_weighted(n, bool(unique), probes, seed, budget,
+                                                  weights, population))
+    budget.start()
+    return _queens_weighted(n, bool(unique), probes, seed, budget, weights, population)
+
+
+def knights_weights(beta: float) -> list[float]:
+    """The proposal weights of the knight's tour: ``exp(-beta * d)`` for onward degree
+    d = 0 .. 8, computed once here (both engines use this table)."""
+    return [math.exp(-beta * d) for d in range(9)]
+
+
+def queens_weights(beta: float, n: int) -> list[float]:
+    """The proposal weights of N-Queens: ``exp(beta * f)`` for f = 0 .. n safe squares
+    left in the next row, computed once here (both engines use this table)."""
+    return [math.exp(beta * f) for f in range(n + 1)]
+
+
+def population_of(estimator: Estimator) -> int:
+    """The walkers of one probe: ``population`` for ``perm``, 1 for ``importance``."""
+    return int(estimator["population"]) if estimator.method == "perm" else 1
+
+
+#: 2^-53: a SplitMix64 output's top 53 bits times this is uniform on [0, 1).
+UNIT = 2.0 ** -53
+
+
+def choose(rng: SplitMix64, ws: list[float], total: float) -> int:
+    """The index drawn with probability ``ws[j] / total`` from one SplitMix64 output:
+    ``u = (next() >> 11) * 2^-53 * total``, the first j whose running sum of ``ws`` passes
+    u (the last index if rounding leaves u beyond them). The compiled kernels draw alike."""
+    u = (rng.next() >> 11) * UNIT * total
+    j = 0
+    acc = ws[0]
+    last = len(ws) - 1
+    while j < last and u >= acc:
+        j += 1
+        acc += ws[j]
+    return j
+
+
+def heaviest(weights: list[float], alive: list[bool]) -> int:
+    """The index of the largest weight among the live walkers (the lowest index of equal
+    ones): the walker that splits into a dead one's place (``perm``)."""
+    best = -1
+    top = -1.0
+    for k, w in enumerate(weights):
+        if alive[k] and w > top:
+            top = w
+            best = k
+    return best
+
+
+def enrich(weight: list[float], alive: list[bool]) -> list[tuple[int, int]]:
+    """Split the heaviest living walker into each dead one's place, in index order: for
+    each dead walker i, the walker k of :func:`heaviest` halves its weight, i takes the
+    other half and comes alive. Returns the ``(i, k)`` pairs, for the caller to copy
+    walker k's state into walker i (``perm``; the compiled kernels do the same)."""
+    pairs = []
+    for i, ok in enumerate(alive):
+        if not ok:
+            k = heaviest(weight, alive)
+            weight[k] *= 0.5
+            weight[i] = weight[k]
+            alive[i] = True
+            pairs.append((i, k))
+    return pairs
+
+
+def _knights_weighted(board: KnightBoard, start: int, closed: bool, probes: int, seed: int,
+                      budget: Budget, weights: list[float], population: int) -> Estimate:
+    """The python engine of ``importance`` (population 1) and ``perm`` on the knight's tour."""
+    nbrs = board.neighbours
+    size = board.size
+    rng = SplitMix64(seed)
+    cap = budget.node_cap
+    clock_mask = Budget.clock_mask(1)
+    tree, sols = Moments(), Moments()
+    nodes = checks = max_depth = 0
+    status = Status.EXHAUSTED
+    origin = set(nbrs[start])
+    base = [len(nbrs[sq]) for sq in range(size)]
+    for sq in nbrs[start]:
+        base[sq] -= 1
+    share = 1.0   # weights in units of 1 / population: exact for a forced walk
+    for _ in range(probes):
+        # a walker: its visited squares, unvisited onward degrees, square; and its weight
+        walkers: list[tuple[bytearray, list[int], int]] = []
+        for _w in range(population):   # -- place the start square, once per walker --
+            if nodes >= cap:
+                status = Status.NODE_LIMIT
+                break
+            if not (nodes & clock_mask) and budget.out_of_time():
+                status = Status.TIME_LIMIT
+                break
+            nodes += 1
+            visited = bytearray(size)
+            visited[start] = 1
+            walkers.append((visited, base.copy(), start))
+        if status is not Status.EXHAUSTED:
+            break
+        weight = [share] * population
+        alive = [True] * population
+        max_depth = max(max_depth, 1)
+        total = 1.0    # the probe's estimate of the tree so far
+        solutions = 1.0 if size == 1 and not closed else 0.0
+        for depth in range(2, size + 1):
+            level = 0.0    # the estimate of the nodes at this depth
+            for i, (visited, deg, cur) in enumerate(walkers):
+                around = nbrs[cur]
+                checks += len(around)
+                cands = [c for c in around if not visited[c]]
+                if not cands:
+                    alive[i] = False
+                    continue
+                ws = [weights[deg[c]] for c in cands]
+                s = 0.0
+                for w in ws:
+                    s += w
+                j = choose(rng, ws, s) if len(cands) > 1 else 0
+                sq = cands[j]
+                if nodes >= cap:
+                    status = Status.NODE_LIMIT
+                    break
+                if not (nodes & clock_mask) and budget.out_of_time():
+                    status = Status.TIME_LIMIT
+                    break
+                nodes += 1
+                weight[i] *= s / ws[j]
+                level += weight[i]
+                visited[sq] = 1
+                for c in nbrs[sq]:
+                    deg[c] -= 1
+                walkers[i] = (visited, deg, sq)
+            if status is not Status.EXHAUSTED:
+                break
+            if level == 0.0:
+                break
+            max_depth = max(max_depth, depth)
+            total += level / population
+            if depth == size:
+                if not closed:
+                    solutions = level / population
+                else:
+                    for i, (_v, _d, cur) in enumerate(walkers):
+                        solutions += weight[i] if alive[i] and cur in origin else 0.0
+                    solutions /= population
+                break
+            for i, k in enrich(weight, alive):
+                visited, deg, cur = walkers[k]
+                walkers[i] = (visited.copy(), deg.copy(), cur)
+        if status is not Status.EXHAUSTED:
+            break
+        tree.add(total)
+        sols.add(solutions)
+    return make_estimate(status, tree.count, nodes, checks, max_depth,
+                         (tree.mean, tree.m2, tree.shift, sols.mean, sols.m2, sols.shift))
+
+
+def _queens_weighted(n: int, unique: bool, probes: int, seed: int, budget: Budget,
+                     weights: list[float], population: int) -> Estimate:
+    """The python engine of ``importance`` (population 1) and ``perm`` on N-Queens."""
+    full = (1 << n) - 1
+    rng = SplitMix64(seed)
+    cap = budget.node_cap
+    clock_mask = Budget.clock_mask(n)
+    tree, sols = Moments(), Moments()
+    nodes = checks = max_depth = 0
+    status = Status.EXHAUSTED
+    share = 1.0   # weights in units of 1 / population: exact for a forced walk
+    for _ in range(probes):
+        # a walker: attacked columns, left and right diagonals of its next row, queens
+        walkers: list[tuple[int, int, int, list[int]]] = [(0, 0, 0, [])] * population
+        weight = [share] * population
+        alive = [True] * population
+        total = 0.0
+        solutions = 0.0
+        for row in range(n):
+            level = 0.0
+            for i, (cols, left, right, placement) in enumerate(walkers):
+                checks += n
+                free = full & ~(cols | left | right)
+                if not free:
+                    alive[i] = False
+                    continue
+                bits = []
+                f = free
+                while f:
+                    bits.append(f & -f)
+                    f &= f - 1
+                ws = []
+                for bit in bits:
+                    after = full & ~((cols | bit) | (((left | bit) << 1) & full)
+                                     | ((right | bit) >> 1)) if row + 1 < n else 0
+                    ws.append(weights[after.bit_count()])
+                s = 0.0
+                for w in ws:
+                    s += w
+                j = choose(rng, ws, s) if len(bits) > 1 else 0
+                bit = bits[j]
+                if nodes >= cap:
+                    status = Status.NODE_LIMIT
+                    break
+                if not (nodes & clock_mask) and budget.out_of_time():
+                    status = Status.TIME_LIMIT
+                    break
+                nodes += 1
+                weight[i] *= s / ws[j]
+                level += weight[i]
+                walkers[i] = (cols | bit, ((left | bit) << 1) & full, (right | bit) >> 1,
+                              [*placement, bit.bit_length() - 1])
+            if status is not Status.EXHAUSTED:
+                break
+            if level == 0.0:
+                break
+            max_depth = max(max_depth, row + 1)
+            total += level / population
+            if row + 1 == n:
+                if not unique:
+                    solutions = level / population
+                else:
+                    for i, walker in enumerate(walkers):
+                        ok = alive[i] and is_canonical(walker[3])
+                        solutions += weight[i] if ok else 0.0
+                    solutions /= population
+                break
+            for i, k in enrich(weight, alive):
+                walkers[i] = walkers[k]   # a tuple of ints and a list never changed in place
+        if status is not Status.EXHAUSTED:
+            break
+        tree.add(total)
+        sols.add(solutions)
+    return make_estimate(status, tree.count, nodes, checks, max_depth,
+                         (tree.mean, tree.m2, tree.shift, sols.mean, sols.m2, sols.shift))
+
+
+def warm_kind(problem: str, estimator: Estimator) -> str:
+    """The warm-up key (:func:`btlab.experiments.compiled.warm_up`) of the compiled kernel
+    that runs ``estimator`` on ``problem`` (``knights`` or ``queens``)."""
+    if estimator.method == KNUTH:
+        return f"estimate:{problem}"
+    return f"estimate:{problem}:weighted"

@@ -115,6 +115,11 @@ BLOCKS: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
     ("docs/architecture.md", "pip install -q --no-deps --target build/typecheck"): (
         SLOW, "run in a copy of the repository with this interpreter's pip and mypy",
         ("test_architecture_typecheck_slow",)),
+    # ---- docs/config.md
+    ("docs/config.md", "name: estimators-5x5"): (
+        FAST, "parsed and expanded: three trials, one per estimator, three ids, knuth's as "
+        "without the key", ("test_estimator_key.py::test_the_docs_config_example_is_what_the_"
+                            "tests_expand",)),
     # ---- docs/library.md
     ("docs/library.md", "import btlab"): (
         FAST, "the Python blocks run in order in one namespace, in a folder holding copies "

@@ -227,9 +227,12 @@ def test_finding_of_exact_counts_and_estimates():
     est = est.assign(probes=100, estimate=[1e6, 3e6], estimate_se=[3e5, 4e5],
                      solutions_estimate=[10.0, 30.0], solutions_estimate_se=[3.0, 4.0])
     text = finding(est, KNIGHTS)
-    assert text.startswith("Finding: Knuth's estimate of the count-mode tree (200 probes over "
-                           "2 trials): ")
-    assert "4,000,000 ± 500,000 placements" in text.replace("4.00e+06", "4,000,000")
+    # the sums of the trials' estimates, the root of their summed squared standard errors
+    # (sqrt(3^2 + 4^2) = 5) and the 95 % interval, sum +- 1.96 standard errors
+    assert text.startswith(
+        "Finding: Knuth's estimate, summed over 2 trials: 40 ± 5 (95 % interval 30.20 to "
+        "49.80) tours in the count-mode tree of 4,000,000 ± 500,000 (95 % interval "
+        "3,020,000 to 4,980,000) placements (200 probes, their own cost ")
 
 
 def test_rerun_command_and_what_was_run():

@@ -196,7 +196,8 @@ _OLD_HEAD = [("trial_id", pa.string()), ("run_id", pa.string()), ("problem", pa.
 _OLD_BODY = [
     ("budget_nodes", pa.int64()), ("budget_seconds", pa.float64()),
     ("budget_backtracks", pa.int64()), ("restarts", pa.string()),
-    ("probes", pa.int64()), ("seed", pa.int64()), ("repeat", pa.int32()),
+    ("probes", pa.int64()), ("estimator", pa.string()), ("seed", pa.int64()),
+    ("repeat", pa.int32()),
     ("status", pa.string()), ("censored", pa.bool_()),
     ("nodes", pa.int64()), ("backtracks", pa.int64()),
     ("dead_ends", pa.int64()), ("checks", pa.int64()), ("solutions", pa.int64()),
@@ -259,11 +260,12 @@ def test_the_derived_column_lists_equal_the_lists_they_replaced():
     assert analysis_columns.TIMINGS == ("wall_ns", "cpu_ns")
     assert analysis_columns._TRIAL_KEYS == (
         "source", "problem", "budget_nodes", "budget_seconds", "budget_backtracks",
-        "restarts", "probes", "seed")
+        "restarts", "probes", "estimator", "seed")
     extras = {c for problem in PROBLEMS.values() for c in problem.extra_columns}
     assert analysis_columns.NOT_PARAMETERS == frozenset({
         "trial_id", "run_id", "problem", "source", "budget_nodes", "budget_seconds", "seed",
-        "budget_backtracks", "restarts", "probes", "censored", "abandoned", "attempts",
+        "budget_backtracks", "restarts", "probes", "estimator", "censored", "abandoned",
+        "attempts",
         "success_seed", "estimate", "estimate_se", "solutions_estimate",
         "solutions_estimate_se", "repeat", "repeats", "status", "nodes", "backtracks",
         "dead_ends", "checks", "solutions", "max_depth", "wall_ns", "cpu_ns", "solution",
@@ -271,9 +273,10 @@ def test_the_derived_column_lists_equal_the_lists_they_replaced():
         "python_version", "ray_version", "host", "node_id", "pid", "started_at", "plugins",
         "git_dirty"})
     assert tables.TRIAL_COLUMNS == ("budget_nodes", "budget_seconds", "budget_backtracks",
-                                    "restarts", "probes", "seed")
+                                    "restarts", "probes", "estimator", "seed")
     assert tables.GROUP_TRIAL_COLUMNS == ("budget_nodes", "budget_seconds",
-                                          "budget_backtracks", "restarts", "probes")
+                                          "budget_backtracks", "restarts", "probes",
+                                          "estimator")
     assert folder_diff.IGNORED == frozenset({
         "run_id", "wall_ns", "cpu_ns", "btlab_version", "git_commit", "git_dirty",
         "python_version", "ray_version", "host", "node_id", "pid", "started_at",
@@ -294,7 +297,7 @@ def test_the_rows_made_from_a_trial_follow_the_table():
                "budget: {nodes: 100000, backtracks: 5000}\nrepeats: 2\n")
     known = {"trial_id": t.trial_id, **t.columns, "budget_nodes": 100000,
              "budget_seconds": None, "budget_backtracks": 5000, "restarts": None,
-             "probes": None, "seed": t.seed, "repeat": 0}
+             "probes": None, "estimator": None, "seed": t.seed, "repeat": 0}
     assert schema.trial_values(t) == known
     assert list(schema.trial_values(t))[:1 + len(t.columns)] == ["trial_id", *t.columns]
     row = execute.run_trial(t)

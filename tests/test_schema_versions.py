@@ -97,7 +97,7 @@ def test_v1_folder_resumed_keeps_its_part_version_and_gets_censored_from_status(
         s == "node_limit" for *_, s in KNIGHTS_ROWS]
     # columns added within version 2 are null: those trials had no backtrack budget,
     # restarts or estimate
-    added = ["budget_backtracks", "restarts", "probes", "abandoned", "attempts",
+    added = ["budget_backtracks", "restarts", "probes", "estimator", "abandoned", "attempts",
              "success_seed", "estimate", "estimate_se", "solutions_estimate",
              "solutions_estimate_se"]
     for name in added:

@@ -8,7 +8,8 @@
   ``search_subtree`` functions count it (the subtree tasks of
   :mod:`btlab.experiments.split.subtrees`).
 * :mod:`.estimate_kernel` -- the Knuth probes of :mod:`btlab.experiments.estimate`
-  (its ``engine="compiled"``).
+  (its ``engine="compiled"``); :mod:`.estimators_kernel` -- its weighted probes
+  (``importance``, ``perm``).
 * :func:`warm_up` -- compile or load the kernels before a timed call: a family, or
   the one loop a search runs (:func:`knights_kind`), chosen in Python before numba
   compiles anything (:mod:`.knights.loops`), so that a process compiles only the
@@ -34,6 +35,7 @@ Modules:
 - ``_steps``: the steps the knight's-tour loops share (layout, entry, budgets, exit),
   inlined into each.
 - ``estimate_kernel``: Knuth's probes of :mod:`btlab.experiments.estimate`, in numba.
+- ``estimators_kernel``: the weighted probes (importance, go-with-the-winners), in numba.
 - ``knights/``: the knight's-tour loops, one per board size class and candidate order.
 - ``queens_kernel``: N-Queens by row-by-row backtracking on bit masks, in numba.
 """
@@ -52,7 +54,7 @@ from btlab.experiments.compiled._cache import guard_caches as _guard_caches
 
 CACHE_DIR = _configure_cache()
 
-from btlab.experiments.compiled import estimate_kernel, queens_kernel  # noqa: E402
+from btlab.experiments.compiled import estimate_kernel, estimators_kernel, queens_kernel  # noqa: E402
 from btlab.experiments.compiled.knights import kernel as knights_kernel  # noqa: E402
 from btlab.experiments.compiled.knights import loops as knights_loops  # noqa: E402
 from btlab.experiments.core import Budget, Mode, SearchResult  # noqa: E402
@@ -76,6 +78,8 @@ _WARMERS: dict[str, Callable[[], None]] = {
     "knights": knights_kernel.warm_up, "queens": queens_kernel.warm_up,
     "estimate": estimate_kernel.warm_up, "estimate:knights": estimate_kernel.warm_up_knights,
     "estimate:queens": estimate_kernel.warm_up_queens,
+    "estimate:knights:weighted": estimators_kernel.warm_up_knights,
+    "estimate:queens:weighted": estimators_kernel.warm_up_queens,
     **{f"knights:{name}": functools.partial(knights_kernel.warm_loop, name)
        for name in knights_loops.loops()}}
 
@@ -98,7 +102,8 @@ def compiled_count() -> int:
     kernels = [loop.kernel for loop in knights_loops.loops().values()]
     kernels += [knights_kernel.knights_run, knights_kernel.build_geometry,
                 queens_kernel.queens_run, estimate_kernel.knights_probes,
-                estimate_kernel.queens_probes]
+                estimate_kernel.queens_probes, estimators_kernel.knights_weighted,
+                estimators_kernel.queens_weighted]
     return sum(sum(k.stats.cache_misses.values()) for k in kernels)
 
 

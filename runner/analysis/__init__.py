@@ -78,6 +78,7 @@ from btlab.analysis.pairing import BOUNDS, Comparison, compare, timing_spread
 from btlab.analysis.rates import solved_share
 from btlab.analysis.sweeps import list_sweeps
 from btlab.errors import ResultsError
+from btlab.experiments.estimators import KNUTH
 from btlab.problems import censoring
 from btlab.problems.censoring import CENSORED, STATUSES, bound_flags, status_order
 from btlab.store.folder import config_of, is_uri, load_rows, part_files
@@ -138,6 +139,9 @@ def load(path: str | Path | Sequence[str | Path], *, superseded: bool = False) -
           (``boolean``): True when the trial stopped at a budget; rows written
           by schema version 1 (no ``censored`` value) get it from ``status``
           (:func:`btlab.problems.censoring.censored_column`);
+        * ``estimator`` (after ``probes``): ``knuth`` in a ``mode: estimate`` row
+          written before the column existed (its ``probes`` set, no estimator),
+          which ran Knuth's estimator;
         * when several folders were read, a categorical ``source`` column
           first: the folder's name (its path as given when two names clash).
 
@@ -225,6 +229,15 @@ def _with_dtypes(df: pd.DataFrame, hints: Mapping[str, list[Any]]) -> pd.DataFra
         order = [v for v in hints.get(col, []) if v in set(present)]
         order += sorted((v for v in present if v not in set(order)), key=str)
         df[col] = pd.Categorical(s, categories=order)
+    if "probes" in df.columns:  # a part written before the estimator column ran knuth
+        values = (df["estimator"].astype("object") if "estimator" in df.columns
+                  else pd.Series([None] * len(df), index=df.index, dtype="object"))
+        old = df["probes"].notna() & values.isna()
+        if old.any() or "estimator" not in df.columns:
+            values = values.copy()
+            values.loc[old] = KNUTH
+            df = df.drop(columns=["estimator"], errors="ignore")
+            df.insert(df.columns.get_loc("probes") + 1, "estimator", values)
     if "status" in df.columns:
         censored = censoring.censored_column(df)
         df["status"] = pd.Categorical(df["status"],
@@ -387,7 +400,8 @@ def start_grid(df: pd.DataFrame, metric: str, **filters: Any) -> pd.DataFrame:
                       ("rows", "cols", "start_row", "start_col")]
         vary = [c for c in dict.fromkeys(candidates) if c in sub.columns
                 and c not in NOT_PARAMETERS - {"source", "budget_nodes", "budget_seconds",
-                                               "budget_backtracks", "restarts", "probes", "seed"}
+                                               "budget_backtracks", "restarts", "probes",
+                                               "estimator", "seed"}
                 and sub.loc[dup, c].astype("object").nunique(dropna=False) > 1]
         hint = ", ".join(f"{c}={sub.loc[dup, c].iloc[0]!r}" for c in vary[:3])
         raise ValueError(f"start_grid: the filters {filters or {}} leave {n_dup} trials for start "

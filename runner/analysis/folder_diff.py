@@ -108,12 +108,14 @@ def compare_frames(a: pd.DataFrame, b: pd.DataFrame) -> FolderDiff:
 
 
 #: The trial keys ``btlab validate`` prints after the parameters when set, in its order.
-_LABEL_KEYS = ("budget_nodes", "budget_backtracks", "budget_seconds", "restarts", "probes")
+_LABEL_KEYS = ("budget_nodes", "budget_backtracks", "budget_seconds", "restarts", "probes",
+               "estimator")
 
 
 def trial_labels(df: pd.DataFrame, ids: list[str]) -> dict[str, str]:
     """Trial id -> its parameters as ``btlab validate`` prints them: each parameter
-    ``name=value``, then the budget, restarts and probes when set, ``seed``, ``repeat``."""
+    ``name=value``, then the budget, restarts, probes and estimator when set, ``seed``,
+    ``repeat``."""
     if not ids or df.empty:
         return {}
     rows = df[df["trial_id"].isin(set(ids))].drop_duplicates("trial_id")
@@ -124,7 +126,8 @@ def trial_labels(df: pd.DataFrame, ids: list[str]) -> dict[str, str]:
         for key in _LABEL_KEYS:
             value = rec.get(key)
             if value is not None and not (pd.api.types.is_scalar(value) and pd.isna(value)):
-                parts.append(f"{key}='{value}'" if key == "restarts" else f"{key}={_label(value)}")
+                parts.append(f"{key}='{value}'" if key in ("restarts", "estimator")
+                             else f"{key}={_label(value)}")
         parts += [f"{k}={_label(rec.get(k))}" for k in ("seed", "repeat") if k in rec]
         out[str(rec["trial_id"])] = "  ".join(parts)
     return out

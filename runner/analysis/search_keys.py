@@ -43,8 +43,8 @@ SEED = "search_seed"
 WALK = ("strategy", "engine")
 #: Trial keys that define the search whatever the problem: a trial with restarts walks
 #: other trees than one without (or with another policy), a ``mode: estimate`` trial's
-#: probes are its search. Budgets do not: they only cut a search short.
-SEARCH_KEYS = ("restarts", "probes")
+#: probes and its estimator are its search. Budgets do not: they only cut a search short.
+SEARCH_KEYS = ("restarts", "probes", "estimator")
 
 
 def _specs(df: pd.DataFrame) -> list[ProblemSpec | None]:
@@ -71,7 +71,7 @@ def search_columns(df: pd.DataFrame, exclude: Sequence[str] = ()) -> list[str]:
         Column names in the spec's order: ``problem`` (when present), then each
         problem's :attr:`~btlab.problems.spec.ProblemSpec.pair_on` columns present in
         ``df``, with ``strategy`` replaced by :data:`TREE`, then
-        :data:`SEARCH_KEYS` (``restarts``, ``probes``) when ``df`` has them, then
+        :data:`SEARCH_KEYS` (``restarts``, ``probes``, ``estimator``) when ``df`` has them, then
         :data:`SEED` when a problem's searches may draw from the seed (add both
         with :func:`with_keys`). A problem without ``pair_on``, or one whose spec
         does not load: every parameter column but ``strategy`` and ``engine``.

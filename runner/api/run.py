@@ -356,7 +356,7 @@ def sweep(config: ConfigSource, *overrides: str, backend: str = "ray",
             refs.update(t.plugins)
             hashes.update(t.plugins)
             if kernels_of is not None:
-                kinds.update(kernels_of(t.columns))
+                kinds.update(kernels_of(t.problem_columns()))
             yield t.trial_id
 
     wanted = TrialIds(ids())  # 8 bytes a trial, held for the whole run

@@ -387,7 +387,8 @@ def cmd_validate(args, console: Console) -> int:
         keys = {"budget_nodes": t.budget_nodes, "budget_backtracks": t.budget_backtracks,
                 "budget_seconds": t.budget_seconds,
                 "restarts": f"'{t.restarts.label()}'" if t.restarts is not None else None,
-                "probes": t.probes}
+                "probes": t.probes,
+                "estimator": f"'{t.estimator.label()}'" if t.estimator is not None else None}
         console.print(f"  {t.trial_id}  " + "  ".join(f"{k}={v}" for k, v in t.columns.items())
                       + "".join(f"  {k}={v}" for k, v in keys.items() if v is not None)
                       + f"  seed={t.seed}  repeat={t.repeat}", markup=False)

@@ -1,5 +1,5 @@
 """Which trials may carry a backtrack budget (``budget: {backtracks: B}``), restarts
-(:mod:`btlab.config.restarts`) and ``mode: estimate`` with ``probes``.
+(:mod:`btlab.config.restarts`) and ``mode: estimate`` with ``probes`` and ``estimator``.
 
 A backtrack budget stops a search when its backtracks reach B (status
 ``backtrack_limit``, censored); B = 0 is greedy: the first dead end stops it.
@@ -19,10 +19,12 @@ from typing import Any, Mapping
 
 from btlab.config.model import SweepConfig
 from btlab.config.restarts import Restarts
-from btlab.config.trial_keys import BUDGET, PROBES, RESTARTS
+from btlab.config.trial_keys import BUDGET, ESTIMATOR, PROBES, RESTARTS
 from btlab.config.yaml_positions import KeyPath
+from btlab.experiments.estimators import KNUTH
 
-__all__ = ["check_backtrack_budget", "check_restarts", "check_trial_budget", "honouring"]
+__all__ = ["check_backtrack_budget", "check_estimator", "check_restarts", "check_trial_budget",
+           "honouring"]
 
 
 def check_trial_budget(config: SweepConfig, columns: Mapping[str, Any],
@@ -222,3 +224,47 @@ def check_estimate(config: SweepConfig, columns: Mapping[str, Any],
                            "backtracks: the budget would never stop the probes)",
                            f"budget.backtracks: {b} with mode: estimate",
                            "use budget.nodes or budget.seconds to bound the probes")
+
+
+def check_estimator(config: SweepConfig, columns: Mapping[str, Any],
+                    src: Mapping[str, KeyPath], label: str | None,
+                    probes: int | None = None) -> None:
+    """Refuse an ``estimator`` where it cannot run (before the problem's own ``check``,
+    which sees the estimator's label under ``"estimator"`` in ``mode: estimate``).
+
+    Args:
+        columns: one trial's canonical parameter columns.
+        src: parameter (or trial key) -> where its value is written.
+        label: the trial's estimator label (:func:`btlab.config.trial_keys.resolve`;
+            ``knuth`` in ``mode: estimate`` when the config names none), or None.
+        probes: the trial's probes, or None (for the fix of an estimator in another mode).
+
+    Raises:
+        ConfigError: an estimator with a mode other than ``estimate``; in ``mode:
+            estimate``, a method the problem's estimate function does not run
+            (:attr:`btlab.problems.spec.ProblemSpec.estimators`), naming
+            ``estimator.method`` and listing the methods it has.
+    """
+    where = src.get(ESTIMATOR, (ESTIMATOR,))
+    mode = columns.get("mode")
+    if mode != "estimate":
+        if label is not None:
+            raise config.error(where, "estimator only with mode: estimate (how the random "
+                               "probes of the tree-size estimate are drawn)",
+                               f"estimator: {label} with mode: {mode}",
+                               "drop estimator, or set mode: estimate" + (
+                                   "" if probes is not None else " and add probes: 1000 at "
+                                   "the top level"))
+        return
+    problem = config.problem
+    if problem.estimate is None or label is None:
+        return  # check_estimate refuses the mode itself
+    method = label.split(" ", 1)[0]
+    if method not in problem.estimators:
+        able = problem.estimators
+        fix = (f"write estimator: {able[0]}" + (" (or drop estimator: knuth is the default)"
+                                                 if able[0] == KNUTH else "")
+               if able else "drop mode: estimate")
+        raise config.error(where + ("method",), "an estimator method that problem "
+                           f"{problem.name} runs: {', '.join(able) or 'none'}",
+                           f"method: {method} (estimator: {label})", fix)

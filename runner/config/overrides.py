@@ -21,8 +21,8 @@ Comma sweeps (Hydra's ``key=a,b``): a comma at the top level of a value (outside
 ``matrix.heuristic=none,warnsdorff`` is ``matrix.heuristic=[none,warnsdorff]`` and
 ``matrix.start=[0,0],[7,7]`` two squares. Only ``matrix.KEY`` (and an ``exclude``
 entry's ``exclude.N.KEY``, a list of alternatives) takes such a list: in ``fixed.*``,
-the trial keys (``seed``, ``budget.*``, ``restarts``, ``probes``) and a parameter
-written at the top level it is refused, with the overrides that move it to
+the trial keys (``seed``, ``budget.*``, ``restarts``, ``probes``, ``estimator``) and a
+parameter written at the top level it is refused, with the overrides that move it to
 ``matrix``; the free-text keys ``name`` and ``description`` keep their commas.
 
 Every fix an override's error suggests is overrides that work when typed instead

@@ -70,6 +70,10 @@ class SweepModel(BaseModel):
     restarts: Optional[RestartsModel] = None
     #: random probes of every ``mode: estimate`` trial, or none.
     probes: Optional[Annotated[StrictInt, Field(ge=1, le=MAX_PROBES)]] = None
+    #: the estimator of every ``mode: estimate`` trial (``knuth``, or a mapping such as
+    #: ``{method: importance, beta: 0.5}``; :mod:`btlab.experiments.estimators`), or none
+    #: (``knuth``); checked by :func:`btlab.config.trial_keys.check_trial_keys`.
+    estimator: Any = None
     repeats: Annotated[StrictInt, Field(ge=1, le=INT32_MAX)] = 1
     seed: Int64 = 0
     #: ``{depth: D}`` or ``auto``: split every trial into ordered subtree tasks
@@ -117,9 +121,11 @@ class SweepConfig:
 
     def expanded(self) -> dict[str, Any]:
         """The config as plain data (what goes into the Parquet metadata): every key, the
-        defaults included (``max_failures`` only when set: it is no part of the answer)."""
-        return self.model.model_dump(mode="json", exclude=(
-            {"max_failures"} if self.model.max_failures is None else None))
+        defaults included (``max_failures`` only when set: it is no part of the answer;
+        ``estimator`` only when set, so that a folder written before the key existed holds
+        the config it is run with again)."""
+        unset = {k for k in ("max_failures", "estimator") if getattr(self.model, k) is None}
+        return self.model.model_dump(mode="json", exclude=unset or None)
 
 
 def located_error(source: str, positions: Mapping[KeyPath, Position | str], probe: KeyPath,

@@ -14,18 +14,25 @@ list of values, each its own trial), ``include`` entries (one value) and
   ``null`` for no restarts (``restarts: [null, {policy: luby, unit: 1}]``
   compares both in one sweep).
 * ``probes``: a whole number >= 1 (``mode: estimate``), or ``null``.
+* ``estimator``: ``knuth`` (a method name), a mapping ``{method: importance,
+  beta: 0.5}`` (:class:`btlab.experiments.estimators.Estimator`), or ``null``
+  (``knuth`` in ``mode: estimate``); ``estimator: [knuth, {method: importance}]``
+  in ``matrix`` compares both.
 
 A trial's budget goes to the columns ``budget_nodes``, ``budget_seconds``,
 ``budget_backtracks``; its restarts to ``restarts`` (the policy's canonical
-text), its probes to ``probes``. Each is part of the trial id as before
-(``restarts`` and ``probes`` only when set), wherever it was written.
+text), its probes to ``probes``, its estimator to ``estimator`` (the canonical
+label, :meth:`~btlab.experiments.estimators.Estimator.label`). Each is part of the
+trial id as before (``restarts`` and ``probes`` only when set, ``estimator`` only
+when its method is not ``knuth``), wherever it was written.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
@@ -33,13 +40,14 @@ from btlab.config.messages import describe, from_pydantic
 from btlab.config.restarts import Restarts, RestartsModel
 from btlab.config.seeds import SEED
 from btlab.config.sweep_config import MAX_PROBES, BudgetModel, SweepConfig
+from btlab.experiments.estimators import Estimator, EstimatorError
 
-__all__ = ["BUDGET", "NEW_KEYS", "PROBES", "RESTARTS", "TRIAL_KEYS", "check_trial_keys",
-           "resolve", "restarts_of", "values_equal"]
+__all__ = ["BUDGET", "ESTIMATOR", "NEW_KEYS", "PROBES", "RESTARTS", "TRIAL_KEYS",
+           "check_trial_keys", "estimator_of", "resolve", "restarts_of", "values_equal"]
 
-BUDGET, RESTARTS, PROBES = "budget", "restarts", "probes"
+BUDGET, RESTARTS, PROBES, ESTIMATOR = "budget", "restarts", "probes", "estimator"
 #: The trial keys besides the seed.
-NEW_KEYS = (BUDGET, RESTARTS, PROBES)
+NEW_KEYS = (BUDGET, RESTARTS, PROBES, ESTIMATOR)
 #: Every key that may be written where parameters are without being a parameter.
 TRIAL_KEYS = (SEED, *NEW_KEYS)
 
@@ -50,7 +58,7 @@ class _Probes(BaseModel):
 
 _EXAMPLES = {BUDGET: "budget: {nodes: 1_000_000}",
              RESTARTS: "restarts: {policy: luby, unit: 1, on: backtracks, max: 1000}",
-             PROBES: "probes: 1000"}
+             PROBES: "probes: 1000", ESTIMATOR: "estimator: {method: importance, beta: 0.5}"}
 
 
 def _check_value(config: SweepConfig, key: str, value: Any, path: tuple) -> None:
@@ -58,8 +66,17 @@ def _check_value(config: SweepConfig, key: str, value: Any, path: tuple) -> None
 
     Raises:
         ConfigError: a value that is not a budget mapping, a restarts mapping (or
-            null), or a whole number of probes >= 1 (or null).
+            null), a whole number of probes >= 1 (or null), or an estimator
+            (:meth:`Estimator.from_value`, or null): at the key inside it that is wrong
+            (``estimator.beta``), with the fix of :class:`EstimatorError`.
     """
+    if key == ESTIMATOR:
+        try:
+            Estimator.from_value(value)
+        except EstimatorError as exc:
+            inner = (exc.key,) if exc.key and isinstance(value, Mapping) else ()
+            raise config.error(path + inner, exc.expected, exc.found, exc.fix) from None
+        return
     if key == BUDGET:
         if not isinstance(value, dict):
             raise config.error(path, "a budget mapping, merged over the top-level budget, "
@@ -85,7 +102,8 @@ def _check_value(config: SweepConfig, key: str, value: Any, path: tuple) -> None
 
 
 def check_trial_keys(config: SweepConfig) -> None:
-    """Check every ``budget``, ``restarts`` and ``probes`` written among the parameters.
+    """Check every ``budget``, ``restarts``, ``probes`` and ``estimator`` written among the
+    parameters, and the top-level ``estimator`` (pydantic checks the other top-level ones).
 
     Raises:
         ConfigError: a bad value (see :func:`_check_value`), a matrix value that is
@@ -93,6 +111,8 @@ def check_trial_keys(config: SweepConfig) -> None:
             with the parameters), or in ``exclude`` while in neither.
     """
     m = config.model
+    if m.estimator is not None:
+        _check_value(config, ESTIMATOR, m.estimator, (ESTIMATOR,))
     for key in NEW_KEYS:
         if key in m.fixed:
             _check_value(config, key, m.fixed[key], ("fixed", key))
@@ -139,17 +159,18 @@ _CACHE: dict[str, dict[str, Any]] = {}
 def resolve(config: SweepConfig, params: dict[str, Any]) -> dict[str, Any]:
     """The trial keys of one combination, resolved and canonical (plain JSON values).
 
-    Pops ``budget``, ``restarts`` and ``probes`` from ``params`` (checked values,
-    :func:`check_trial_keys`) and returns ``{"budget": {"nodes", "seconds",
-    "backtracks"}, "restarts": policy fields or None, "probes": int or None}``: the
-    combination's budget merged over the top-level one, its restarts and probes or the
-    top-level ones.
+    Pops ``budget``, ``restarts``, ``probes`` and ``estimator`` from ``params`` (checked
+    values, :func:`check_trial_keys`) and returns ``{"budget": {"nodes", "seconds",
+    "backtracks"}, "restarts": policy fields or None, "probes": int or None,
+    "estimator": label or None}``: the combination's budget merged over the top-level
+    one, its restarts, probes and estimator (its canonical label,
+    :meth:`~btlab.experiments.estimators.Estimator.label`) or the top-level ones.
     """
     m = config.model
     written = {k: params.pop(k) for k in NEW_KEYS if k in params}
     text = json.dumps([written, m.budget.model_dump(),
                        m.restarts.model_dump() if m.restarts is not None else None,
-                       m.probes], sort_keys=True, default=str)
+                       m.probes, m.estimator], sort_keys=True, default=str)
     hit = _CACHE.get(text)
     if hit is not None:
         return {k: (dict(v) if isinstance(v, dict) else v) for k, v in hit.items()}
@@ -163,8 +184,10 @@ def resolve(config: SweepConfig, params: dict[str, Any]) -> dict[str, Any]:
     restarts = (dataclasses.asdict(restarts_model.policy_of())
                 if restarts_model is not None else None)
     probes = written[PROBES] if PROBES in written else m.probes
+    estimator = written[ESTIMATOR] if ESTIMATOR in written else m.estimator
     out = {BUDGET: {"nodes": budget["nodes"], "seconds": budget["seconds"],
-                    "backtracks": budget["backtracks"]}, RESTARTS: restarts, PROBES: probes}
+                    "backtracks": budget["backtracks"]}, RESTARTS: restarts, PROBES: probes,
+           ESTIMATOR: None if estimator is None else Estimator.from_value(estimator).label()}
     if len(_CACHE) > 4096:
         _CACHE.clear()
     _CACHE[text] = out
@@ -175,3 +198,15 @@ def restarts_of(resolved: dict[str, Any]) -> Restarts | None:
     """The :class:`~btlab.config.restarts.Restarts` of :func:`resolve`'s ``restarts``, or None."""
     value = resolved.get(RESTARTS)
     return None if value is None else Restarts(**value)
+
+
+def estimator_of(resolved: Mapping[str, Any]) -> Estimator | None:
+    """The :class:`~btlab.experiments.estimators.Estimator` of :func:`resolve`'s
+    ``estimator`` label, or None."""
+    label = resolved.get(ESTIMATOR)
+    return None if label is None else _from_label(label)
+
+
+@functools.lru_cache(maxsize=256)
+def _from_label(label: str) -> Estimator:
+    return Estimator.from_label(label)

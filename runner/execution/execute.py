@@ -269,7 +269,7 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
         problem = get_problem(trial.problem)
         extra_columns = problem.extra_columns
         if problem.prepare is not None:
-            prepared = problem.prepare(trial.columns)
+            prepared = problem.prepare(trial.problem_columns())
             cpu0 = time.process_time_ns()
             wall0 = time.perf_counter_ns()
         _inject_test_fault(trial.trial_id)
@@ -290,7 +290,8 @@ def run_trial(trial: Trial, node_id: str | None = None, solve=None) -> dict[str,
                     lack = "no estimator" if problem.estimate is None else "no probes"
                     raise ValueError(f"mode: estimate needs probes and an estimator; "
                                      f"problem {problem.name} has {lack}")
-                result = problem.estimate(trial.columns, trial.probes, trial.budget_nodes,
+                result = problem.estimate(trial.problem_columns(), trial.probes,
+                                          trial.budget_nodes,
                                           trial.budget_seconds, trial.solver_seed)
             else:
                 more = ({} if trial.budget_backtracks is None

@@ -15,6 +15,7 @@ The metrics every solve call must report are defined in ``docs/metrics.md``.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
@@ -24,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from rich.console import Console
 
 from btlab.experiments.core import SearchResult
+from btlab.experiments.estimators import KNUTH, Estimator
 from btlab.experiments.registry import Registry, Strategy
 from btlab.problems import plugins
 
@@ -51,6 +53,22 @@ class Params(BaseModel):
 SolveFn = Callable[[Mapping[str, Any], "int | None", "float | None", int], SearchResult]
 #: ``estimate(columns, probes, max_nodes, max_seconds, seed) -> SearchResult``.
 EstimateFn = Callable[[Mapping[str, Any], int, "int | None", "float | None", int], SearchResult]
+
+
+def trial_estimator(columns: Mapping[str, Any]) -> Estimator:
+    """The estimator of a ``mode: estimate`` trial, from the label its problem's functions
+    find under ``"estimator"`` in its columns (:attr:`ProblemSpec.estimators`): ``knuth``
+    when there is none.
+
+    Raises:
+        btlab.experiments.estimators.EstimatorError: a label no estimator has.
+    """
+    return _estimator(columns.get("estimator") or KNUTH)
+
+
+@functools.lru_cache(maxsize=256)
+def _estimator(label: str) -> Estimator:
+    return Estimator.from_label(label)
 
 
 @dataclass(frozen=True)
@@ -196,6 +214,13 @@ class ProblemSpec:
             a strategy of another tree (N-Queens ``brute_force`` walks n^n
             placements, not the row-by-row tree). None: every strategy that
             runs ``mode: count``.
+        estimators: the estimator methods ``estimate`` runs
+            (:data:`btlab.experiments.estimators.METHODS` names: ``knuth``,
+            ``importance``, ``perm``); a trial whose ``estimator`` names another
+            method is refused at validation. ``estimate``, the problem's ``check``,
+            ``kernels`` and ``prepare`` see a ``mode: estimate`` trial's estimator as
+            its label (:meth:`btlab.experiments.estimators.Estimator.label`) under
+            ``"estimator"`` in the columns they get (absent in the other modes).
     """
 
     name: str
@@ -229,6 +254,7 @@ class ProblemSpec:
     source: str = ""
     estimate: EstimateFn | None = None
     estimate_trees: tuple[str, ...] | None = None
+    estimators: tuple[str, ...] = (KNUTH,)
 
     def hook(self, name: str) -> Callable[..., Any] | None:
         """The ``headline``, ``report`` or ``solution_figure`` function, loaded if given by

@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 import pyarrow as pa
 
+from btlab.experiments.estimators import KNUTH
 from btlab.problems.censoring import censored_status
 from btlab.problems.spec import ProblemSpec
 from btlab.store.provenance import code_state, version
@@ -49,11 +50,17 @@ def derived_column(name: str, table: pa.Table) -> pa.Array | None:
     (:func:`btlab.problems.censoring.censored_status`), so a part of version 1 rewritten by this
     btlab gets the same ``censored`` as a row written now, and the plain readers
     (``df.groupby(...)["censored"].sum()``, ``df[~df["censored"]]``) count its censored
-    trials instead of skipping them as nulls. Returns an array of ``len(table)`` values.
+    trials instead of skipping them as nulls. ``estimator`` is too: a part written before
+    the column ran Knuth's estimator in every ``mode: estimate`` row (the rows with
+    ``probes``), so those read ``knuth``, the others null. Returns an array of
+    ``len(table)`` values.
     """
     if name == "censored" and "status" in table.column_names:
         return pa.array([censored_status(s) for s in table.column("status").to_pylist()],
                         pa.bool_())
+    if name == "estimator" and "probes" in table.column_names:
+        return pa.array([None if p is None else KNUTH
+                         for p in table.column("probes").to_pylist()], pa.string())
     return None
 
 
@@ -88,6 +95,10 @@ ROW, IF_EXTRA, FRAME = "row", "extra", "frame"
 
 def _restarts_label(trial: Any) -> str | None:
     return trial.restarts.label() if trial.restarts is not None else None
+
+
+def _estimator_label(trial: Any) -> str | None:
+    return trial.estimator.label() if trial.estimator is not None else None
 
 
 @dataclass(frozen=True)
@@ -147,6 +158,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("restarts", pa.string(), TRIAL_KEY, headline=True, grouped=True,
            of_trial=_restarts_label),
     _key("probes", pa.int64()),
+    Column("estimator", pa.string(), TRIAL_KEY, headline=True, grouped=True,
+           of_trial=_estimator_label),
     _key("seed", pa.int64(), grouped=False),
     Column("repeat", pa.int32(), REPEAT, headline=True, of_trial=attrgetter("repeat")),
     Column("repeats", None, REPEAT, where=FRAME),
@@ -214,8 +227,9 @@ def row_schema(problem: ProblemSpec) -> pa.Schema:
     Columns: ``trial_id``, ``run_id``, ``problem``, the problem's parameter
     columns, ``budget_nodes`` (placements), ``budget_seconds`` (s),
     ``budget_backtracks`` (null: no backtrack budget), ``restarts`` (the restart
-    policy's canonical text, :mod:`btlab.config.restarts`; null: none), ``probes`` (``mode:
-    estimate``; null otherwise), ``seed``, ``repeat``, the metrics contract
+    policy's canonical text, :mod:`btlab.config.restarts`; null: none), ``probes`` and
+    ``estimator`` (``mode: estimate``: the probes, the estimator's canonical label,
+    :mod:`btlab.experiments.estimators`; null otherwise), ``seed``, ``repeat``, the metrics contract
     (``status``, ``censored`` (True: the trial stopped at a budget, its counters are
     lower bounds; :mod:`btlab.problems.censoring`), ``nodes``, ``backtracks``,
     ``dead_ends``, ``checks``, ``solutions``, ``max_depth``, ``wall_ns`` and

@@ -17,7 +17,7 @@ from typing import Any, Iterator, Mapping, Sequence
 import pyarrow as pa
 from pydantic import ValidationError
 
-from btlab.config.budgets import check_trial_budget
+from btlab.config.budgets import check_estimator, check_trial_budget
 from btlab.config.messages import add_param_fix, describe
 from btlab.config.model import DEFAULT_TRIAL_CAP, SweepConfig
 from btlab.config.seeds import (
@@ -29,7 +29,18 @@ from btlab.config.seeds import (
     swept_seeds,
     with_seeds,
 )
-from btlab.config.trial_keys import BUDGET, NEW_KEYS, PROBES, TRIAL_KEYS, resolve, restarts_of
+from btlab.config.trial_keys import (
+    BUDGET,
+    ESTIMATOR,
+    NEW_KEYS,
+    PROBES,
+    TRIAL_KEYS,
+    estimator_of,
+    resolve,
+    restarts_of,
+)
+from btlab.config.yaml_positions import KeyPath
+from btlab.experiments.estimators import KNUTH
 from btlab.problems import plugins
 from btlab.problems.spec import ParamError
 from btlab.sweep.exclude import exclude_values, same_search
@@ -80,8 +91,9 @@ def _columns(config: SweepConfig, block: Block, params: dict) -> dict[str, Any]:
     """Canonical columns of one combination; a combination an include entry made on its
     own may lack a required parameter (a ConfigError at that entry). A seed written
     among the parameters (:mod:`btlab.config.seeds`) is returned under ``seed``; the trial's
-    budget, restarts and probes, resolved (:func:`btlab.config.trial_keys.resolve`), under
-    ``budget``, ``restarts`` and ``probes``."""
+    budget, restarts, probes and estimator, resolved (:func:`btlab.config.trial_keys.resolve`),
+    under ``budget``, ``restarts``, ``probes`` and ``estimator`` (``knuth`` in ``mode:
+    estimate`` when none is written, so that knuth written or left out is one trial)."""
     problem = config.problem
     params = dict(params)
     seed = params.pop(SEED, None)
@@ -90,6 +102,8 @@ def _columns(config: SweepConfig, block: Block, params: dict) -> dict[str, Any]:
         columns = problem.to_columns(problem.params.model_validate(params).model_dump())
         _spec_columns(config, columns)
         columns.update(keys)
+        if columns.get("mode") == "estimate" and columns[ESTIMATOR] is None:
+            columns[ESTIMATOR] = KNUTH
         return columns if seed is None else {**columns, SEED: seed}
     except ValidationError as exc:
         err = exc.errors()[0]
@@ -182,7 +196,7 @@ def iter_trials(config: SweepConfig,
                 yield Trial(problem.name, columns, budget["nodes"], budget["seconds"], seed, r,
                             split=split, plugins=trial_plugins,
                             budget_backtracks=budget["backtracks"], restarts=restarts,
-                            probes=keys[PROBES])
+                            probes=keys[PROBES], estimator=estimator_of(keys))
 
 
 class _FirstOfSeed:
@@ -228,11 +242,13 @@ def _check_one(config: SweepConfig, columns: dict, src: dict, ranges: dict,
     keys = {k: columns[k] for k in NEW_KEYS}
     columns = {k: v for k, v in columns.items() if k not in TRIAL_KEYS}
     _check_ranges(config, ranges, columns, src)
+    label = keys[ESTIMATOR]
+    check_estimator(config, columns, src, label, keys[PROBES])
     try:
         problem.check_strategy(columns)
-        problem.check(columns)
+        problem.check(columns if label is None else {**columns, ESTIMATOR: label})
     except ParamError as exc:
-        raise config.error(src.get(exc.param, ("fixed",)), exc.expected, exc.found,
+        raise config.error(_param_path(src, exc.param), exc.expected, exc.found,
                            exc.fix) from None
     check_trial_budget(config, columns, src, keys[BUDGET], restarts_of(keys), keys[PROBES])
     split = None
@@ -258,6 +274,15 @@ def _check_one(config: SweepConfig, columns: dict, src: dict, ranges: dict,
                                    exc.found, exc.fix) from None
     trial_plugins = {ref: hashes[ref] for ref in used.values()}
     return split, trial_plugins
+
+
+def _param_path(src: Mapping[str, KeyPath], param: str) -> KeyPath:
+    """Where the key a :class:`ParamError` names is written: a parameter, or a key inside
+    the ``estimator`` (``estimator.beta``: the estimator's place, then ``beta``)."""
+    head, _, tail = param.partition(".")
+    if head == ESTIMATOR:
+        return tuple(src.get(ESTIMATOR, (ESTIMATOR,))) + ((tail,) if tail else ())
+    return src.get(param, ("fixed",))
 
 
 def check_blocks(config: SweepConfig, limit: int = EXACT_COUNT_BLOCKS) -> bool:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from btlab.config.restarts import Restarts
+from btlab.experiments.estimators import KNUTH, Estimator
 
 #: Parameters that choose how a tree is walked, not which tree.
 WALK_PARAMETERS = frozenset({"strategy", "engine"})
@@ -46,6 +47,12 @@ class Trial:
             trial id (as its :meth:`~btlab.config.restarts.Restarts.label`) only when set.
         probes: the random probes of ``mode: estimate``, or None; part of the
             trial id only when set.
+        estimator: the estimator of ``mode: estimate``
+            (:mod:`btlab.experiments.estimators`; ``knuth`` when the config names
+            none), None in the other modes; part of the trial id (as its
+            :meth:`~btlab.experiments.estimators.Estimator.label`) only when its method
+            is not ``knuth``, so ``knuth`` written or left out keeps the ids of the
+            trials made before the key existed.
         trial_id: stable hash of all of the above but ``split`` (16 hex digits).
         solver_seed: seed handed to the solver (the ``random`` tie-break): a
             hash of the trial's seed and the parameters that shape the search
@@ -66,6 +73,7 @@ class Trial:
     budget_backtracks: int | None = None
     restarts: Restarts | None = None
     probes: int | None = None
+    estimator: Estimator | None = None
 
     def __post_init__(self) -> None:
         key: dict[str, Any] = {"problem": self.problem, "params": dict(self.columns),
@@ -77,9 +85,19 @@ class Trial:
             key["restarts"] = self.restarts.label()
         if self.probes is not None:
             key["probes"] = self.probes
+        if self.estimator is not None and self.estimator.method != KNUTH:
+            key["estimator"] = self.estimator.label()
         if self.plugins:
             key["plugins"] = dict(self.plugins)
         tree = {k: v for k, v in self.columns.items() if k not in WALK_PARAMETERS}
         tree_digest = digest({"problem": self.problem, "params": tree, "seed": self.seed})
         object.__setattr__(self, "solver_seed", int(tree_digest[:16], 16))
         object.__setattr__(self, "trial_id", digest({**key, "repeat": self.repeat})[:16])
+
+    def problem_columns(self) -> Mapping[str, Any]:
+        """What the problem's functions (``check``, ``kernels``, ``prepare``,
+        ``estimate``) get of this trial: its parameter columns and, in ``mode:
+        estimate``, its estimator's label under ``"estimator"``."""
+        if self.estimator is None:
+            return self.columns
+        return {**self.columns, "estimator": self.estimator.label()}

@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 from btlab.errors import shown
+from btlab.experiments.estimators import KNUTH
 
 #: Distinct messages listed at the end of a run; the others are counted.
 LISTED = 20
@@ -101,8 +102,12 @@ class FailureLog:
         self.first: tuple[str, str] | None = None  # (trial described, its error in full)
 
     def describe(self, row: dict[str, Any]) -> str:
-        """``trial ID (name=value, ..., repeat=R)`` of a row."""
+        """``trial ID (name=value, ..., repeat=R)`` of a row (with its estimator, when it is not
+        ``knuth``)."""
         values = [f"{name}={shown(row[name])}" for name in self.parameters if name in row]
+        estimator = row.get("estimator")
+        if isinstance(estimator, str) and estimator != KNUTH:  # tells two estimates apart
+            values.append(f"estimator='{shown(estimator)}'")
         for name in ("seed", "repeat"):
             if row.get(name) is not None:
                 values.append(f"{name}={row[name]}")

@@ -37,11 +37,12 @@ import pandas as pd
 import yaml
 
 from btlab.analysis.formatting import fmt_estimate, fmt_int
+from btlab.experiments.estimators import KNUTH
 from btlab.problems import plugins
 from btlab.problems.censoring import CENSORED, bound_flags
 from btlab.problems.registry import get_problem
 from btlab.problems.spec import ComparedColumn, ProblemSpec
-from btlab.views.estimate_table import is_estimate
+from btlab.views.estimate_table import estimators, is_estimate
 from btlab.views.tables import (
     COUNT_MODE,
     SPEC_COMPARED,
@@ -66,8 +67,8 @@ BUDGET_FACTOR = 1000
 # compared metrics, the budgets that stopped trials, the counters, the estimates
 @reads(is_estimate, group_columns, SPEC_PARAMETERS, SPEC_COMPARED, "status", "error", "mode",
        "budget_nodes", "budget_seconds", "budget_backtracks", "nodes", "backtracks",
-       "solutions", "wall_ns", "probes", "estimate", "estimate_se", "solutions_estimate",
-       "solutions_estimate_se")
+       "solutions", "wall_ns", "cpu_ns", "probes", "probes_done", "estimator", "estimate",
+       "estimate_se", "solutions_estimate", "solutions_estimate_se")
 def finding(df: pd.DataFrame, spec: ProblemSpec, *, config: Mapping[str, Any] | None = None,
             source: str | Path | None = None,
             errors: tuple[int, str | None] | None = None) -> str:
@@ -469,23 +470,61 @@ def _config_named(name: object) -> Path | None:
 
 
 def _estimates(df: pd.DataFrame, spec: ProblemSpec) -> list[str]:
-    """Knuth's estimates of the count-mode tree, summed over the estimate trials."""
+    """The estimates of the count-mode tree, summed over the estimate trials: one sentence
+    per estimator (a sum over two estimators would count the trees twice)."""
     ok = df[df["status"].astype("object") != "error"]
     if ok.empty or "estimate" not in ok.columns:
         return []
+    labels = pd.Series(estimators(ok), index=ok.index)
+    return [_estimate_sentence(ok[labels == label], spec, label)
+            for label in dict.fromkeys(labels)]
+
+
+def _estimate_sentence(ok: pd.DataFrame, spec: ProblemSpec, label: str) -> str:
+    """The sentence of the estimate trials ``ok`` of one estimator ``label``: the sums over
+    the trials, each with its standard error (the root of the summed squared standard
+    errors: the trials draw from independent seeds) and the 95 % interval, sum ± 1.96
+    standard errors (docs/metrics.md, "Estimators"); then the probes' own cost."""
     noun = SOLUTION_NOUNS.get(spec.name, "solution")
     n = len(ok)
     nodes = ok["estimate"].astype("float64").sum()
     nodes_se = math.sqrt((ok["estimate_se"].astype("float64").fillna(0) ** 2).sum())
-    text = (f"Knuth's estimate of the count-mode tree ({fmt_int(ok['probes'].sum())} probes "
-            f"over {n:,} trial{'s' if n != 1 else ''}): {fmt_estimate(nodes, nodes_se)} "
-            "placements")
+    whose = "Knuth's estimate" if label == KNUTH else f"The estimate ({label})"
+    text = f"{whose}, summed over {n:,} trial{'s' if n != 1 else ''}: "
     if "solutions_estimate" in ok.columns and ok["solutions_estimate"].notna().any():
         sols = ok["solutions_estimate"].astype("float64").sum()
         sols_se = math.sqrt((ok["solutions_estimate_se"].astype("float64").fillna(0) ** 2).sum())
-        text += f" and {fmt_estimate(sols, sols_se)} {noun}s"
-    return [text + " (mean ± standard error), the probes' own cost "
-            f"{fmt_int(ok['nodes'].sum())} placements."]
+        text += f"{_with_interval(sols, sols_se)} {noun}s in the count-mode tree of "
+    text += f"{_with_interval(nodes, nodes_se)} placements"
+    probes = ok["probes"]
+    if "probes_done" in ok.columns:   # the probes finished (a budget may stop them)
+        probes = ok["probes_done"].astype("Float64").fillna(ok["probes"].astype("Float64"))
+    cost = f"{fmt_int(int(probes.sum()))} probes, their own cost " \
+           f"{fmt_int(ok['nodes'].sum())} placements"
+    if "cpu_ns" in ok.columns and ok["cpu_ns"].notna().any():
+        cost += f" in {ok['cpu_ns'].astype('float64').sum() / 1e9:,.1f} CPU seconds"
+    return f"{text} ({cost})."
+
+
+def _with_interval(value: float, se: float) -> str:
+    """``value ± se (95 % interval a to b)`` with 4 significant digits; the interval only
+    with a finite, non-zero standard error (a lower end below 0 is told as 0: neither
+    estimate is ever negative)."""
+    shown = fmt_estimate(_round(value), _round(se))
+    if not math.isfinite(se) or se == 0 or not math.isfinite(value):
+        return shown
+    low, high = max(value - 1.96 * se, 0.0), value + 1.96 * se
+    return f"{shown} (95 % interval {fmt_estimate(_round(low), None)} to " \
+           f"{fmt_estimate(_round(high), None)})"
+
+
+def _round(x: float) -> float:
+    """``x`` to 4 significant digits (a whole number from 1,000 up: 6,699,942.7 is
+    6,700,000), so the sentence does not print digits the standard error makes noise."""
+    if not math.isfinite(x) or x == 0:
+        return x
+    digits = 3 - math.floor(math.log10(abs(x)))
+    return float(round(x, digits))
 
 
 # --------------------------------------------------------------------------- words

@@ -27,7 +27,8 @@ from pydantic_core import PydanticCustomError
 
 from btlab.experiments.checker_fast import check_tour_fast
 from btlab.experiments.core import SearchResult
-from btlab.experiments.estimate import as_result, knuth_knights
+from btlab.experiments.estimate import as_result, estimate_knights, warm_kind
+from btlab.experiments.estimators import KNUTH
 from btlab.experiments.knights.solve import (
     DEFAULT_MOVE_ORDER,
     HEURISTICS,
@@ -39,7 +40,14 @@ from btlab.experiments.knights.solve import (
 )
 from btlab.experiments.loading import interrupts_held
 from btlab.problems import plugins
-from btlab.problems.spec import ComparedColumn, Oracle, ParamError, Params, ProblemSpec
+from btlab.problems.spec import (
+    ComparedColumn,
+    Oracle,
+    ParamError,
+    Params,
+    ProblemSpec,
+    trial_estimator,
+)
 
 #: Board sizes and squares are int32 columns; the strategies' caps (max_size) are
 #: far smaller, and are checked when the trials are made.
@@ -202,12 +210,16 @@ def solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None
 
 def estimate(c: Mapping[str, Any], probes: int, max_nodes: int | None,
              max_seconds: float | None, seed: int) -> SearchResult:
-    """Knuth's estimate of the trial's ``count``-mode placements from ``probes`` random probes
-    (:func:`btlab.experiments.estimate.knuth_knights`), on the trial's engine."""
-    return as_result(knuth_knights(
+    """The estimate of the trial's ``count``-mode placements and solutions from ``probes``
+    random probes by its estimator (the label ``c["estimator"]``, ``knuth`` when absent;
+    :func:`btlab.experiments.estimate.estimate_knights`), on the trial's engine. The
+    proposal of ``importance`` and ``perm`` is Warnsdorff's: a child's weight is
+    exp(-beta x its unvisited onward degree) (``beta: 0``, uniform, is the one
+    allowed with ``heuristic: none``; :func:`check`)."""
+    return as_result(estimate_knights(
         c["rows"], c["cols"], (c["start_row"], c["start_col"]), closed=c["closed"],
-        probes=probes, seed=seed, max_nodes=max_nodes, max_seconds=max_seconds,
-        engine=c["engine"]))
+        probes=probes, seed=seed, estimator=trial_estimator(c), max_nodes=max_nodes,
+        max_seconds=max_seconds, engine=c["engine"]))
 
 
 def verify(c: Mapping[str, Any], solution: tuple[int, ...]) -> None:
@@ -222,7 +234,7 @@ def kernels(c: Mapping[str, Any]) -> tuple[str, ...]:
     if c.get("engine") != "compiled":
         return ()
     if c["mode"] == "estimate":
-        return ("estimate:knights",)
+        return (warm_kind("knights", trial_estimator(c)),)
     return (_loop_kind(c["rows"] * c["cols"], c["heuristic"], c["tie_break"],
                        c["mode"] == "first"),)
 
@@ -249,7 +261,9 @@ def prepare(c: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def check(c: Mapping[str, Any]) -> None:
     """Refuse parameters that cannot run together (start off the board, plug-in options,
-    ``engine: compiled`` with a heuristic that has no kernel)."""
+    ``engine: compiled`` with a heuristic that has no kernel, an estimator without its
+    proposal: :func:`check_estimator`)."""
+    check_estimator(c)
     rows, cols = c["rows"], c["cols"]
     if plugins.is_ref(c["heuristic"]):
         if c["engine"] == "compiled":
@@ -272,6 +286,37 @@ def check(c: Mapping[str, Any]) -> None:
         raise ParamError(
             "start", f"a square on the {rows} x {cols} board: row 0..{rows - 1}, col 0..{cols - 1}",
             f"[{r}, {col}]", "pick a square on the board, or start: all")
+
+
+def check_estimator(c: Mapping[str, Any]) -> None:
+    """Refuse an ``importance`` or ``perm`` estimator whose proposal the trial's heuristic
+    does not give: the proposal is Warnsdorff's (``heuristic: warnsdorff``: weights
+    exp(-beta x unvisited onward degree)); any other built-in heuristic gives none, so
+    only ``beta: 0`` (uniform children) runs with it; a plug-in rule gives none at all.
+
+    Raises:
+        ParamError: at ``heuristic`` (a plug-in rule) or ``estimator.beta``.
+    """
+    label = c.get("estimator")
+    if c.get("mode") != "estimate" or not label:
+        return
+    est = trial_estimator(c)
+    if est.method == KNUTH:
+        return
+    heuristic = c["heuristic"]
+    if plugins.is_ref(heuristic):
+        raise ParamError("heuristic", f"a built-in heuristic with estimator {est.method} "
+                         "(its proposal comes from the heuristic: warnsdorff, or none with "
+                         "beta: 0); a plug-in rule gives no proposal",
+                         f"heuristic: {heuristic} with estimator: {label}",
+                         "set heuristic: warnsdorff (the proposal), or estimator: knuth")
+    if heuristic != "warnsdorff" and est["beta"] != 0:
+        raise ParamError("estimator.beta", f"beta: 0 (uniform children) with heuristic: "
+                         f"{heuristic}, which gives {est.method} no proposal; or heuristic: "
+                         "warnsdorff, whose proposal weights a child exp(-beta x its "
+                         "unvisited onward degree)",
+                         f"beta: {est['beta']} with heuristic: {heuristic}",
+                         "set heuristic: warnsdorff (the proposal), or beta: 0 (uniform)")
 
 
 class Squares(Sequence):
@@ -391,6 +436,7 @@ PROBLEM = ProblemSpec(
     to_columns=to_columns,
     solve=solve,
     estimate=estimate,
+    estimators=(KNUTH, "importance", "perm"),
     verify=verify,
     strategies=STRATEGIES,
     size=lambda c: c["rows"] * c["cols"],
@@ -398,7 +444,7 @@ PROBLEM = ProblemSpec(
     size_unit="squares",
     check=check,
     extra_columns=("amb_restarts", "amb_replayed", "compile_ns", "split_depth", "split_tasks",
-                   "wasted_nodes", "split_resumed"),
+                   "wasted_nodes", "split_resumed", "probes_done"),
     expand_all={"start": squares},
     prepare=prepare,
     kernels=kernels,

@@ -20,10 +20,18 @@ from pydantic import Field, StrictBool, StrictInt
 
 from btlab.experiments.checker_fast import check_queens_fast
 from btlab.experiments.core import SearchResult
-from btlab.experiments.estimate import as_result, knuth_queens
+from btlab.experiments.estimate import as_result, estimate_queens, warm_kind
+from btlab.experiments.estimators import KNUTH
 from btlab.experiments.loading import interrupts_held
 from btlab.experiments.queens.solve import CONSTRUCTIONS, STRATEGIES, solve_queens
-from btlab.problems.spec import ComparedColumn, Oracle, ParamError, Params, ProblemSpec
+from btlab.problems.spec import (
+    ComparedColumn,
+    Oracle,
+    ParamError,
+    Params,
+    ProblemSpec,
+    trial_estimator,
+)
 
 #: n is an int32 column; the strategies' caps (max_size) are far smaller.
 PositiveInt = Annotated[StrictInt, Field(ge=1, le=(1 << 31) - 1)]
@@ -79,11 +87,14 @@ def solve(c: Mapping[str, Any], max_nodes: int | None, max_seconds: float | None
 
 def estimate(c: Mapping[str, Any], probes: int, max_nodes: int | None,
              max_seconds: float | None, seed: int) -> SearchResult:
-    """Knuth's estimate of the trial's ``count``-mode placements from ``probes`` random probes
-    (:func:`btlab.experiments.estimate.knuth_queens`), on the trial's engine."""
-    return as_result(knuth_queens(c["n"], unique=c["unique"], probes=probes, seed=seed,
-                                  max_nodes=max_nodes, max_seconds=max_seconds,
-                                  engine=c["engine"]))
+    """The estimate of the trial's ``count``-mode placements and solutions from ``probes``
+    random probes by its estimator (the label ``c["estimator"]``, ``knuth`` when absent;
+    :func:`btlab.experiments.estimate.estimate_queens`), on the trial's engine. The
+    proposal of ``importance`` and ``perm`` weights a queen exp(beta x the free squares
+    its placement leaves in the next row)."""
+    return as_result(estimate_queens(c["n"], unique=c["unique"], probes=probes, seed=seed,
+                                     estimator=trial_estimator(c), max_nodes=max_nodes,
+                                     max_seconds=max_seconds, engine=c["engine"]))
 
 
 def seeded(c: Mapping[str, Any]) -> bool:
@@ -101,7 +112,7 @@ def kernels(c: Mapping[str, Any]) -> tuple[str, ...]:
     kinds); none on the Python engine."""
     if c.get("engine") != "compiled":
         return ()
-    return ("estimate:queens" if c["mode"] == "estimate" else "queens",)
+    return (warm_kind("queens", trial_estimator(c)) if c["mode"] == "estimate" else "queens",)
 
 
 def prepare(c: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -178,6 +189,7 @@ PROBLEM = ProblemSpec(
     to_columns=to_columns,
     solve=solve,
     estimate=estimate,
+    estimators=(KNUTH, "importance", "perm"),
     estimate_trees=("rows", "functional"),  # functional: the same level sizes, transposed
     verify=verify,
     strategies=STRATEGIES,
@@ -187,7 +199,7 @@ PROBLEM = ProblemSpec(
     check=check,
     extra_columns=("amb_restarts", "amb_replayed", "all_solutions", "walked_nodes", "candidates",
                    "max_frontier", "compile_ns", "split_depth", "split_tasks", "wasted_nodes",
-                   "split_resumed"),
+                   "split_resumed", "probes_done"),
     prepare=prepare,
     kernels=kernels,
     split=QueensSplit(),
