@@ -234,10 +234,10 @@ def test_two_estimators_are_two_groups_and_two_sums():
     assert "estimator" not in group_columns(_rows(["knuth", "knuth"]), spec)
     sentences = _estimates(rows, spec)
     assert len(sentences) == 2
-    assert "Knuth's estimate, summed over 1 trial: " in sentences[0]
+    assert sentences[0].startswith("Knuth's estimate: ")
     assert "count-mode tree of 2,000 ± 10 (95 % interval 1,980 to 2,020) placements (100 " \
            "probes" in sentences[0]
-    assert sentences[1].startswith("The estimate (importance beta=0.5), summed over 1 trial: ")
+    assert sentences[1].startswith("The estimate (importance beta=0.5): ")
     assert "count-mode tree of 2,001 ± 10" in sentences[1]
     # rows of a part written before the column (null) are Knuth's: one sum
     assert len(_estimates(_rows(["knuth", None]), spec)) == 1

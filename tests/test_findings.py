@@ -230,7 +230,7 @@ def test_finding_of_exact_counts_and_estimates():
     # the sums of the trials' estimates, the root of their summed squared standard errors
     # (sqrt(3^2 + 4^2) = 5) and the 95 % interval, sum +- 1.96 standard errors
     assert text.startswith(
-        "Finding: Knuth's estimate, summed over 2 trials: 40 ± 5 (95 % interval 30.20 to "
+        "Finding: Knuth's estimate, summed over 2 starts: 40 ± 5 (95 % interval 30.20 to "
         "49.80) tours in the count-mode tree of 4,000,000 ± 500,000 (95 % interval "
         "3,020,000 to 4,980,000) placements (200 probes, their own cost ")
 
@@ -279,3 +279,26 @@ def test_survival_titles_and_log_axes_read_cleanly():
         "budget: nodes (placements, log scale)")
     assert plots.survival_curves(df, metric="backtracks").axes[0].get_xlabel() == (
         "backtracks (log scale)")
+
+
+def test_estimate_finding_sums_starts_averages_seeds_and_keeps_boards_apart():
+    # two boards, two starts each, two seeds each: per board the sum over the starts of
+    # each start's mean over its seeds, with the standard error of that mean
+    rows = []
+    for rows_, base in ((5, 100.0), (6, 1000.0)):
+        for start in (0, 1):
+            for seed, value in ((1, base), (2, base + 20.0)):
+                rows.append({"problem": "knights_tour", "rows": rows_, "cols": rows_,
+                             "start_row": start, "start_col": 0, "mode": "estimate",
+                             "status": "exhausted", "probes": 10, "seed": seed,
+                             "estimate": value * 10, "estimate_se": 6.0,
+                             "solutions_estimate": value, "solutions_estimate_se": 6.0,
+                             "nodes": 1, "backtracks": 0, "solutions": 0, "wall_ns": 1})
+    from btlab.views.findings import _estimates
+    sentences = _estimates(pd.DataFrame(rows), KNIGHTS)
+    assert len(sentences) == 2
+    # 5 x 5: 2 x mean(100, 120) = 220, se = sqrt(2 x (36 + 36) / 4) = 6
+    assert sentences[0].startswith("Knuth's estimate with rows=5, cols=5, summed over 2 "
+                                   "starts (each the mean of 2 runs): 220 ± 6 ")
+    assert sentences[1].startswith("Knuth's estimate with rows=6, cols=6, summed over 2 "
+                                   "starts (each the mean of 2 runs): 2,020 ± 6 ")

@@ -14,6 +14,8 @@ Knuth's estimator and is shown as ``knuth``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
@@ -86,7 +88,7 @@ def print_estimates(df: pd.DataFrame, spec: ProblemSpec, console: Console) -> No
     console.print(table)
 
 
-def _probes_done(row: pd.Series) -> object:
+def _probes_done(row: pd.Series) -> Any:
     """The probes a row's estimates are over: ``probes_done``, else (a part written before
     that column) ``probes``."""
     done = row.get("probes_done")

@@ -470,31 +470,61 @@ def _config_named(name: object) -> Path | None:
 
 
 def _estimates(df: pd.DataFrame, spec: ProblemSpec) -> list[str]:
-    """The estimates of the count-mode tree, summed over the estimate trials: one sentence
-    per estimator (a sum over two estimators would count the trees twice)."""
+    """The estimates of the count-mode tree: one sentence per estimator and group (the
+    parameters that vary but the position, as the headline tables group them: a sum over
+    two boards, or two estimators, would add different trees)."""
     ok = df[df["status"].astype("object") != "error"]
     if ok.empty or "estimate" not in ok.columns:
         return []
     labels = pd.Series(estimators(ok), index=ok.index)
-    return [_estimate_sentence(ok[labels == label], spec, label)
-            for label in dict.fromkeys(labels)]
+    keys = [c for c in group_columns(ok, spec) if c != "estimator"]
+    out = []
+    for label in dict.fromkeys(labels):
+        rows = ok[labels == label]
+        groups = rows.groupby(keys, observed=True, sort=False) if keys else [((), rows)]
+        for values, group in groups:
+            values = values if isinstance(values, tuple) else (values,)
+            where = ", ".join(f"{k}={group_label(v)}" for k, v in zip(keys, values))
+            out.append(_estimate_sentence(group, spec, label, where))
+    return out
 
 
-def _estimate_sentence(ok: pd.DataFrame, spec: ProblemSpec, label: str) -> str:
-    """The sentence of the estimate trials ``ok`` of one estimator ``label``: the sums over
-    the trials, each with its standard error (the root of the summed squared standard
-    errors: the trials draw from independent seeds) and the 95 % interval, sum ± 1.96
-    standard errors (docs/metrics.md, "Estimators"); then the probes' own cost."""
+def _estimate_sentence(ok: pd.DataFrame, spec: ProblemSpec, label: str,
+                       where: str = "") -> str:
+    """The sentence of the estimate trials ``ok`` of one estimator ``label`` and one group
+    (``where``, e.g. ``rows=9, cols=9``): the sum over the positions (start squares) of
+    each position's estimate -- the mean of its runs when seeds or repeats give it several,
+    with the standard error of that mean -- with its standard error (the root of the summed
+    squared standard errors: the runs draw from independent seeds) and the 95 % interval,
+    sum ± 1.96 standard errors (docs/metrics.md, "Estimators"); then the probes' own cost."""
     noun = SOLUTION_NOUNS.get(spec.name, "solution")
-    n = len(ok)
-    nodes = ok["estimate"].astype("float64").sum()
-    nodes_se = math.sqrt((ok["estimate_se"].astype("float64").fillna(0) ** 2).sum())
+    positions = [c for c in spec.position_columns if c in ok.columns]
+    by = ok.groupby(positions, observed=True, sort=False) if positions else None
+    runs = int(by.size().max()) if by is not None else len(ok)
+    places = by.ngroups if by is not None else 1
+
+    def summed(value: str, se: str) -> tuple[float, float]:
+        v = ok[value].astype("float64")
+        e2 = ok[se].astype("float64").fillna(0) ** 2
+        if by is None:
+            k = max(len(ok), 1)
+            return v.sum() / k, math.sqrt(e2.sum()) / k
+        k = by[value].transform("size").astype("float64")
+        return float((v / k).sum()), math.sqrt(float((e2 / k ** 2).sum()))
+
     whose = "Knuth's estimate" if label == KNUTH else f"The estimate ({label})"
-    text = f"{whose}, summed over {n:,} trial{'s' if n != 1 else ''}: "
+    what = f" with {where}" if where else ""
+    if positions:
+        text = f"{whose}{what}, " + (f"summed over {places:,} starts" if places > 1
+                                     else "from 1 start")
+        each = "each " if places > 1 else ""
+        text += f" ({each}the mean of {runs} runs): " if runs > 1 else ": "
+    else:
+        text = f"{whose}{what}" + (f", the mean of {runs} runs: " if runs > 1 else ": ")
     if "solutions_estimate" in ok.columns and ok["solutions_estimate"].notna().any():
-        sols = ok["solutions_estimate"].astype("float64").sum()
-        sols_se = math.sqrt((ok["solutions_estimate_se"].astype("float64").fillna(0) ** 2).sum())
+        sols, sols_se = summed("solutions_estimate", "solutions_estimate_se")
         text += f"{_with_interval(sols, sols_se)} {noun}s in the count-mode tree of "
+    nodes, nodes_se = summed("estimate", "estimate_se")
     text += f"{_with_interval(nodes, nodes_se)} placements"
     probes = ok["probes"]
     if "probes_done" in ok.columns:   # the probes finished (a budget may stop them)
