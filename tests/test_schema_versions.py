@@ -96,10 +96,10 @@ def test_v1_folder_resumed_keeps_its_part_version_and_gets_censored_from_status(
     assert old_table.column("censored").to_pylist() == [
         s == "node_limit" for *_, s in KNIGHTS_ROWS]
     # columns added within version 2 are null: those trials had no backtrack budget,
-    # restarts or estimate
+    # restarts or estimate (probes_done: the extra counter of estimate rows)
     added = ["budget_backtracks", "restarts", "probes", "estimator", "abandoned", "attempts",
              "success_seed", "estimate", "estimate_se", "solutions_estimate",
-             "solutions_estimate_se"]
+             "solutions_estimate_se", "probes_done"]
     for name in added:
         assert old_table.column(name).null_count == len(KNIGHTS_ROWS), name
     assert old_table.drop(["censored", *added]).equals(before)
